@@ -1,0 +1,170 @@
+// Cost of one AnvilParallelLaunch: the fixed overhead a parallel kernel pays on top of its work.
+// Times back-to-back launches of an empty task on the global pool with 1 thread, with N
+// threads, and with N threads whose tasks each pass one barrier. Prints a table and, as its
+// last line, one line of JSON with the headline figures.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "anvil/runtime/c_abi.h"
+#include "anvil/runtime/threading/thread_pool.h"
+
+namespace {
+
+using anvil::runtime::ThreadPool;
+
+struct Options {
+  int threads = 2;
+  int repeats = 11;
+  int launches = 20000;
+};
+
+struct Stats {
+  double median = 0, min = 0, max = 0;  // ns per launch
+};
+
+int32_t empty_task(int32_t, AnvilParallelEnv*, void*) { return 0; }
+
+int32_t barrier_task(int32_t task_id, AnvilParallelEnv* env, void*) {
+  return AnvilParallelBarrier(task_id, env);
+}
+
+void print_help(const char* program) {
+  std::printf(
+      "usage: %s [--threads N] [--repeats N] [--launches N]\n"
+      "Measures nanoseconds per AnvilParallelLaunch of an empty task.\n"
+      "  --threads N   pool threads for the parallel cases, caller included (default 2)\n"
+      "  --repeats N   timed repeats per case; the table reports their median (default 11)\n"
+      "  --launches N  back-to-back launches per repeat (default 20000)\n"
+      "  --help        this text\n"
+      "ANVIL_THREAD_POOL_SPIN_COUNT tunes how long idle workers spin before sleeping.\n"
+      "The last line of output is one JSON object with the headline figures.\n",
+      program);
+}
+
+// Parses a positive integer flag value; exits with a message otherwise.
+int positive_int(const char* flag, const char* text) {
+  char* end = nullptr;
+  long value = text ? std::strtol(text, &end, 10) : 0;
+  if (text == nullptr || *end != '\0' || value <= 0 || value > 1'000'000'000) {
+    std::fprintf(stderr, "%s: expected a positive integer, got '%s'\n", flag, text ? text : "");
+    std::exit(2);
+  }
+  return static_cast<int>(value);
+}
+
+Options parse_options(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const char* arg = argv[i];
+    const char* next = i + 1 < argc ? argv[i + 1] : nullptr;
+    if (std::strcmp(arg, "--help") == 0 || std::strcmp(arg, "-h") == 0) {
+      print_help(argv[0]);
+      std::exit(0);
+    } else if (std::strcmp(arg, "--threads") == 0) {
+      options.threads = positive_int(arg, next), ++i;
+    } else if (std::strcmp(arg, "--repeats") == 0) {
+      options.repeats = positive_int(arg, next), ++i;
+    } else if (std::strcmp(arg, "--launches") == 0) {
+      options.launches = positive_int(arg, next), ++i;
+    } else {
+      std::fprintf(stderr, "unknown argument '%s' (try --help)\n", arg);
+      std::exit(2);
+    }
+  }
+  return options;
+}
+
+std::string cpu_model() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
+      return line.substr(line.find(':') + 2);
+    }
+  }
+  return "unknown CPU";
+}
+
+std::string json_escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) >= 0x20) out += c;
+  }
+  return out;
+}
+
+// Times `launches` launches `repeats` times on a pool of `threads` threads.
+Stats measure(const Options& options, int threads, AnvilParallelLambda task) {
+  ThreadPool::global().resize(threads);
+  for (int i = 0; i < options.launches / 10 + 100; ++i) {  // warm up: threads up, caches hot
+    if (AnvilParallelLaunch(task, nullptr, 0) != 0) {
+      std::fprintf(stderr, "AnvilParallelLaunch failed during warm-up\n");
+      std::exit(1);
+    }
+  }
+  std::vector<double> per_launch;
+  for (int r = 0; r < options.repeats; ++r) {
+    int failures = 0;
+    auto begin = std::chrono::steady_clock::now();
+    for (int i = 0; i < options.launches; ++i) {
+      failures += AnvilParallelLaunch(task, nullptr, 0) != 0;
+    }
+    auto elapsed = std::chrono::steady_clock::now() - begin;
+    if (failures != 0) {
+      std::fprintf(stderr, "%d launches failed\n", failures);
+      std::exit(1);
+    }
+    per_launch.push_back(std::chrono::duration<double, std::nano>(elapsed).count() /
+                         options.launches);
+  }
+  std::sort(per_launch.begin(), per_launch.end());
+  return {per_launch[per_launch.size() / 2], per_launch.front(), per_launch.back()};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options = parse_options(argc, argv);
+  std::string machine = cpu_model();
+  const char* spin = std::getenv("ANVIL_THREAD_POOL_SPIN_COUNT");
+
+  std::printf("thread pool launch overhead\n");
+  std::printf("machine: %s, %d physical cores\n", machine.c_str(),
+              ThreadPool::physical_core_count());
+  std::printf("%d repeats x %d launches per case; idle spin: %d rounds (%s)\n\n", options.repeats,
+              options.launches, ThreadPool::global().spin_count(),
+              spin ? "ANVIL_THREAD_POOL_SPIN_COUNT" : "calibrated");
+
+  struct Row {
+    const char* name;
+    int threads;
+    Stats stats;
+  };
+  std::vector<Row> rows = {
+      {"empty task", 1, measure(options, 1, empty_task)},
+      {"empty task", options.threads, measure(options, options.threads, empty_task)},
+      {"task + barrier", options.threads, measure(options, options.threads, barrier_task)},
+  };
+  std::printf("%-16s %7s %12s %12s %12s\n", "case", "threads", "median ns", "min ns", "max ns");
+  for (const Row& row : rows) {
+    std::printf("%-16s %7d %12.1f %12.1f %12.1f\n", row.name, row.threads, row.stats.median,
+                row.stats.min, row.stats.max);
+  }
+  std::printf("\n");
+  const Stats& headline = rows[1].stats;
+  std::printf(
+      "{\"bench\": \"thread_pool\", \"machine\": \"%s\", \"threads\": %d, \"repeats\": %d, "
+      "\"launches_per_repeat\": %d, \"ns_per_launch_median\": %.1f, \"ns_per_launch_min\": %.1f, "
+      "\"ns_per_launch_max\": %.1f, \"ns_per_launch_1thread_median\": %.1f, "
+      "\"ns_per_launch_barrier_median\": %.1f}\n",
+      json_escape(machine).c_str(), options.threads, options.repeats, options.launches,
+      headline.median, headline.min, headline.max, rows[0].stats.median, rows[2].stats.median);
+  return 0;
+}

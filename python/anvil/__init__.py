@@ -1,0 +1,51 @@
+# Anvil: a deep-learning compiler and runtime. This package re-exports the Python API: devices,
+# tensors (numpy and DLPack interop), the global function registry, and `anvil.runtime`.
+"""Anvil's Python API; names follow Apache TVM where TVM has one."""
+import os as _os
+
+# An installed package carries the kernel ABI header that export_library compiles against.
+_include_dir = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "include")
+if _os.path.isdir(_include_dir) and "ANVIL_INCLUDE_DIR" not in _os.environ:
+    _os.environ["ANVIL_INCLUDE_DIR"] = _include_dir
+
+from . import _ffi  # noqa: E402
+from ._ffi import Device, Function, InternalError, Tensor  # noqa: E402
+from ._device import cl, cpu, cuda, device, opencl, vulkan  # noqa: E402
+from ._tensor import empty, from_dlpack, tensor  # noqa: E402
+from ._registry import (  # noqa: E402
+    get_global_func,
+    list_global_func_names,
+    register_func,
+    remove_global_func,
+)
+from . import runtime  # noqa: E402
+
+# The C++ classes print under the names users import them by.
+for _cls in (Device, Function, InternalError, Tensor):
+    _cls.__module__ = "anvil"
+for _cls in (runtime.Module, runtime.Object):
+    _cls.__module__ = "anvil.runtime"
+del _cls
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Device",
+    "Function",
+    "InternalError",
+    "Tensor",
+    "cl",
+    "cpu",
+    "cuda",
+    "device",
+    "empty",
+    "from_dlpack",
+    "get_global_func",
+    "list_global_func_names",
+    "opencl",
+    "register_func",
+    "remove_global_func",
+    "runtime",
+    "tensor",
+    "vulkan",
+]

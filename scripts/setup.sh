@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs every dependency Anvil's build, tests and demo use — the one list of them.
+# Idempotent: when everything is present it only checks, in about a second.
+set -euo pipefail
+
+# Debian packages (see docs/design.md §3 for why each is here).
+APT_PACKAGES=(
+  cmake ninja-build ccache g++ clang      # build (GCC 12 default; clang builds the sanitizer/fuzz tree)
+  libclang-rt-14-dev                      # libFuzzer + sanitizer runtimes for clang
+  libgtest-dev                            # C++ unit tests
+  libdlpack-dev                           # DLPack header (tensor exchange)
+  python3 python3-dev python3-venv        # the Python package
+)
+# Python packages: bindings, build backend, tests.
+PIP_PACKAGES=(numpy nanobind pytest scikit-build-core)
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+PYTHON=${PYTHON:-python3}
+missing=()
+for pkg in "${PIP_PACKAGES[@]}"; do
+  module=${pkg//-/_}
+  "$PYTHON" -c "import $module" 2>/dev/null || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing Python packages: ${missing[*]}"
+  # Debian's own python3 refuses pip installs outside a venv (PEP 668); allow them there.
+  "$PYTHON" -m pip install -q --disable-pip-version-check "${missing[@]}" 2>/tmp/anvil-pip.err ||
+    { grep -q externally-managed /tmp/anvil-pip.err &&
+      "$PYTHON" -m pip install -q --disable-pip-version-check --break-system-packages "${missing[@]}"; } ||
+    { cat /tmp/anvil-pip.err >&2; exit 1; }
+fi
+echo "setup: all dependencies present"

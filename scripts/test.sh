@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs every test: C++ unit tests (ctest), Python tests (pytest), the
+# runtime tests again under AddressSanitizer + UndefinedBehaviorSanitizer (clang), and a short
+# libFuzzer run over each parser of outside input. Exit status is non-zero if anything failed.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+FUZZ_SECONDS=${ANVIL_FUZZ_SECONDS:-30}
+failed=()
+step() { echo; echo "==== $*"; }
+
+step "setup"
+bash scripts/setup.sh || exit 1
+
+step "build (gcc, build/)"
+bash scripts/build.sh || exit 1
+
+step "C++ tests (ctest)"
+ctest --test-dir build --output-on-failure -j2 || failed+=("ctest")
+
+step "Python tests (pytest)"
+# shellcheck source=/dev/null
+source scripts/env.sh
+python3 -m pytest tests/python -q -p no:cacheprovider || failed+=("pytest")
+
+step "sanitizer + fuzz build (clang, ASan+UBSan, build-san/)"
+if [ ! -f build-san/build.ninja ]; then
+  CC=clang CXX=clang++ cmake -S . -B build-san -G Ninja -DCMAKE_BUILD_TYPE=Debug -DANVIL_RUNTIME_ONLY=ON \
+    -DANVIL_SANITIZE=ON -DANVIL_FUZZ=ON >/dev/null || failed+=("configure build-san")
+fi
+if ninja -C build-san; then
+  step "runtime tests under ASan+UBSan"
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --test-dir build-san --output-on-failure -j2 -L runtime || failed+=("sanitizer ctest")
+  step "fuzzing (${FUZZ_SECONDS}s per target)"
+  for fuzzer in build-san/bin/fuzz_*; do
+    name=$(basename "$fuzzer")
+    corpus="build-san/corpus/$name"
+    mkdir -p "$corpus"
+    if "$fuzzer" -max_total_time="$FUZZ_SECONDS" -print_final_stats=0 "$corpus" tests/fuzz_seeds/"$name" \
+        >"build-san/$name.log" 2>&1; then
+      echo "$name: $(grep -Eo '#[0-9]+ +DONE.*' "build-san/$name.log" | tail -1)"
+    else
+      tail -40 "build-san/$name.log"
+      failed+=("$name")
+    fi
+  done
+else
+  failed+=("build-san")
+fi
+
+echo
+if ((${#failed[@]})); then
+  echo "FAILED: ${failed[*]}"
+  exit 1
+fi
+echo "all test stages passed"

@@ -1,0 +1,132 @@
+// export_library: C source + params tree -> .so -> load_module -> call, and corrupt blobs in a
+// real library.
+#include "anvil/pipeline/export_library.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "anvil/codegen/c/c_source_module.h"
+#include "anvil/runtime/module/blob.h"
+#include "anvil/runtime/module/params_module.h"
+#include "anvil/runtime/register.h"
+
+namespace anvil {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kSource = R"(
+#include "anvil/runtime/c_abi.h"
+const AnvilRuntimeApi* __anvil_runtime_api = 0;
+int32_t __anvil_fn_square(const AnvilValue* args, int32_t n, AnvilValue* ret) {
+  (void)ret;
+  if (n != 2 || args[0].kind != kAnvilTensor || args[1].kind != kAnvilTensor) {
+    __anvil_runtime_api->error_set(kAnvilErrorType, "square expects (x, y) tensors");
+    return -1;
+  }
+  const DLTensor* x = args[0].v_tensor;
+  int64_t count = 1;
+  for (int i = 0; i < x->ndim; ++i) count *= x->shape[i];
+  const float* in = (const float*)((const char*)x->data + x->byte_offset);
+  float* out = (float*)((char*)args[1].v_tensor->data + args[1].v_tensor->byte_offset);
+  for (int64_t i = 0; i < count; ++i) out[i] = in[i] * in[i];
+  return 0;
+}
+)";
+
+class ExportLibraryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    register_runtime_functions();
+    dir_ = fs::temp_directory_path() / ("anvil_export_test_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+Tensor random_tensor(int64_t n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  Tensor t = Tensor::empty({n}, DataType::float32());
+  for (int64_t i = 0; i < n; ++i) static_cast<float*>(t.data())[i] = dist(gen);
+  return t;
+}
+
+TEST_F(ExportLibraryTest, HostCodeAloneLoadsAsALibrary) {
+  Module c = codegen::make_c_source_module(kSource, {"square"});
+  std::string path = (dir_ / "square.so").string();
+  pipeline::export_library(c, path);
+  Module lib = Module::load_from_file(path);
+  EXPECT_EQ(lib.kind(), "library");
+  EXPECT_EQ(lib.node()->list_functions(), std::vector<std::string>{"square"});
+  Tensor x = random_tensor(257, 1), y = Tensor::empty({257}, DataType::float32());
+  lib["square"](x, y);
+  for (int i = 0; i < 257; ++i) {
+    float v = static_cast<float*>(x.data())[i];
+    ASSERT_EQ(static_cast<float*>(y.data())[i], v * v);
+  }
+}
+
+TEST_F(ExportLibraryTest, BlobCarriesParamsAndTheTreeComesBack) {
+  Tensor w = random_tensor(64, 2);
+  Module root = make_params_module({{"weight", w}});
+  root.import_module(codegen::make_c_source_module(kSource, {"square"}));
+  std::string path = (dir_ / "model.so").string();
+  pipeline::export_library(root, path);
+  Module loaded = Module::load_from_file(path);
+  EXPECT_EQ(loaded.kind(), "params");
+  ASSERT_EQ(loaded.imports().size(), 1u);
+  EXPECT_EQ(loaded.imports()[0].kind(), "library");
+  Tensor w2 = loaded["get_param"]("weight").as_tensor();
+  EXPECT_EQ(std::memcmp(w2.data(), w.data(), w.nbytes()), 0);
+  Tensor y = Tensor::empty({64}, DataType::float32());
+  loaded["square"](w2, y);  // found in the imported library
+  EXPECT_EQ(static_cast<float*>(y.data())[5], static_cast<float*>(w.data())[5] * static_cast<float*>(w.data())[5]);
+}
+
+TEST_F(ExportLibraryTest, CorruptBlobInALibraryIsAClearError) {
+  Module root = make_params_module({{"weight", random_tensor(16, 3)}});
+  root.import_module(codegen::make_c_source_module(kSource, {"square"}));
+  std::string blob = pack_module_tree(root, codegen::is_host_code_module);
+  blob[blob.size() - 20] ^= 0x5A;  // inside the payload: the checksum catches it
+  fs::path src = dir_ / "corrupt.c";
+  {
+    std::ofstream out(src);
+    out << "#include <stdint.h>\nconst uint32_t __anvil_abi_version = 1;\n" << pipeline::blob_to_c_source(blob);
+  }
+  std::string so = (dir_ / "corrupt.so").string();
+  ASSERT_EQ(std::system(("cc -shared -fPIC -o " + so + " " + src.string()).c_str()), 0);
+  try {
+    Module::load_from_file(so);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kValue);
+    EXPECT_NE(std::string(e.what()).find("checksum"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("corrupt.so"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(ExportLibraryTest, CompilerErrorsAreReported) {
+  Module bad = codegen::make_c_source_module("this is not C;", {"nothing"});
+  try {
+    pipeline::export_library(bad, (dir_ / "bad.so").string());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kRuntime);
+    EXPECT_NE(std::string(e.what()).find("failed"), std::string::npos);
+  }
+  EXPECT_THROW(pipeline::export_library(make_params_module({}), (dir_ / "x.so").string()), Error);
+}
+
+TEST_F(ExportLibraryTest, SourceModuleIsNotRunnableBeforeExport) {
+  Module c = codegen::make_c_source_module(kSource, {"square"});
+  EXPECT_THROW(c["square"], Error);
+}
+
+}  // namespace
+}  // namespace anvil

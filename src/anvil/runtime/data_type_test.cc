@@ -1,0 +1,45 @@
+// Data type parsing, printing and sizes.
+#include "anvil/runtime/data_type.h"
+
+#include <gtest/gtest.h>
+
+#include "anvil/base/error.h"
+
+namespace anvil {
+namespace {
+
+TEST(DataType, ParsesAndPrintsEveryTensorType) {
+  for (const char* name : {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                           "float16", "float32", "float64", "bfloat16"}) {
+    DataType t = DataType::parse(name);
+    EXPECT_EQ(t.to_string(), name);
+    EXPECT_TRUE(t.is_tensor_element()) << name;
+  }
+  EXPECT_EQ(DataType::parse("float32x4"), DataType(DataType::kFloat, 32, 4));
+  EXPECT_EQ(DataType::parse("float32x4").to_string(), "float32x4");
+  EXPECT_FALSE(DataType::parse("float32x4").is_tensor_element());
+}
+
+TEST(DataType, SizesInBytes) {
+  EXPECT_EQ(DataType::boolean().bytes(), 1u);
+  EXPECT_EQ(DataType::bfloat16().bytes(), 2u);
+  EXPECT_EQ(DataType::float64().bytes(), 8u);
+  EXPECT_EQ(DataType(DataType::kFloat, 32, 8).bytes(), 32u);
+}
+
+TEST(DataType, RejectsMalformedNamesWithAClearMessage) {
+  for (const char* bad : {"", "float", "flot32", "int0", "int-8", "float32x", "float32x0", "uint", "int300"}) {
+    try {
+      DataType::parse(bad);
+      FAIL() << "accepted '" << bad << "'";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kValue);
+      EXPECT_NE(std::string(e.what()).find(std::string("'") + bad + "'"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_FALSE(DataType(DataType::kInt, 4).is_tensor_element());
+  EXPECT_FALSE(DataType(DataType::kBFloat, 32).is_tensor_element());
+}
+
+}  // namespace
+}  // namespace anvil

@@ -1,0 +1,131 @@
+// Packing and unpacking of the module-tree blob.
+#include "anvil/runtime/module/blob.h"
+
+#include <array>
+#include <cstring>
+#include <map>
+#include <vector>
+
+#include "anvil/runtime/module/byte_io.h"
+
+namespace anvil {
+namespace {
+
+constexpr size_t kHeaderBytes = 8 + 4 + 4 + 8 + 4 + 4;
+
+void collect(const Module& m, bool (*is_host)(const Module&), std::map<const ModuleNode*, size_t>& index,
+             std::vector<Module>& order) {
+  if (index.count(m.node())) return;
+  index[m.node()] = order.size();
+  order.push_back(m);
+  for (const Module& child : m.imports()) collect(child, is_host, index, order);
+}
+
+}  // namespace
+
+uint32_t crc32(std::string_view data) {
+  static const std::array<uint32_t, 256> table = [] {
+    std::array<uint32_t, 256> t{};
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+      t[i] = c;
+    }
+    return t;
+  }();
+  uint32_t crc = 0xFFFFFFFFu;
+  for (unsigned char byte : data) crc = table[(crc ^ byte) & 0xFF] ^ (crc >> 8);
+  return crc ^ 0xFFFFFFFFu;
+}
+
+std::string pack_module_tree(const Module& root, bool (*is_host)(const Module&)) {
+  if (!root.defined()) value_error("pack_module_tree: the root module is undefined");
+  std::map<const ModuleNode*, size_t> index;
+  std::vector<Module> order;
+  collect(root, is_host, index, order);
+
+  ByteWriter payload;
+  payload.put<uint64_t>(order.size());
+  for (const Module& m : order) {
+    if (is_host(m)) {
+      payload.put_string(kHostLibraryKind);
+      continue;
+    }
+    if (!m.node()->is_binary_serializable())
+      value_error("cannot pack a module of kind '", m.kind(),
+                  "' into a library: it is neither host code nor binary-serialisable");
+    payload.put_string(m.kind());
+    payload.put_string(m.node()->save_to_bytes());
+  }
+  for (const Module& m : order) payload.put<uint64_t>(m.imports().size());
+  for (const Module& m : order)
+    for (const Module& child : m.imports()) payload.put<uint64_t>(index.at(child.node()));
+
+  ByteWriter out;
+  out.put_bytes(std::string_view(kBlobMagic, 8));
+  out.put<uint32_t>(kBlobVersion);
+  out.put<uint32_t>(0);
+  out.put<uint64_t>(payload.str().size());
+  out.put<uint32_t>(crc32(payload.str()));
+  out.put<uint32_t>(0);
+  out.put_bytes(payload.str());
+  return std::move(out.str());
+}
+
+Module unpack_module_tree(std::string_view blob, const Module& host_library) {
+  ByteReader header(blob, "module blob");
+  std::string_view magic = header.get_bytes(8, "magic");
+  if (std::memcmp(magic.data(), kBlobMagic, 8) != 0)
+    header.fail("bad magic: this is not an Anvil module blob");
+  uint32_t version = header.get<uint32_t>("version");
+  if (version != kBlobVersion)
+    value_error("module blob: version ", version, " is not supported by this runtime (it reads version ",
+                kBlobVersion, "); rebuild the library with a matching Anvil");
+  header.get<uint32_t>("flags");
+  uint64_t payload_size = header.get<uint64_t>("payload size");
+  uint32_t checksum = header.get<uint32_t>("checksum");
+  header.get<uint32_t>("reserved");
+  if (payload_size != header.remaining())
+    value_error("module blob: header says ", payload_size, " payload bytes but ", header.remaining(),
+                " follow (truncated or corrupt)");
+  std::string_view payload_bytes = blob.substr(kHeaderBytes);
+  if (crc32(payload_bytes) != checksum) value_error("module blob: checksum mismatch (the blob is corrupt)");
+
+  ByteReader in(payload_bytes, "module blob");
+  // Each module needs at least a kind length and a child count.
+  uint64_t count = in.get_count("module count", 16);
+  if (count == 0) in.fail("module count is 0");
+  std::vector<Module> modules;
+  modules.reserve(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    std::string kind(in.get_string("module kind"));
+    if (kind == kHostLibraryKind) {
+      if (!host_library.defined()) in.fail("blob refers to host code but no host library was given");
+      modules.push_back(host_library);
+    } else {
+      std::string bytes(in.get_string("module payload of kind '" + kind + "'"));
+      modules.push_back(Module::load_from_bytes(kind, bytes));
+    }
+  }
+  std::vector<uint64_t> child_counts(count);
+  uint64_t total_children = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    child_counts[i] = in.get<uint64_t>("child count");
+    if (child_counts[i] > in.remaining() / 8) in.fail("child count exceeds the blob size");
+    total_children += child_counts[i];
+  }
+  if (total_children * 8 != in.remaining())
+    in.fail("child index table size does not match the child counts");
+  for (uint64_t i = 0; i < count; ++i) {
+    for (uint64_t k = 0; k < child_counts[i]; ++k) {
+      uint64_t child = in.get<uint64_t>("child index");
+      if (child >= count) value_error("module blob: child index ", child, " of module ", i, " is out of range (", count,
+                                      " modules)");
+      // import_module rejects cycles, so a hostile blob cannot build a reference loop.
+      modules[i].import_module(modules[child]);
+    }
+  }
+  return modules[0];
+}
+
+}  // namespace anvil

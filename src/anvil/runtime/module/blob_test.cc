@@ -1,0 +1,152 @@
+// The module-tree blob: round trips, every truncation, corruption and hostile trees.
+#include "anvil/runtime/module/blob.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "anvil/runtime/module/byte_io.h"
+#include "anvil/runtime/module/params_module.h"
+#include "anvil/runtime/register.h"
+#include "anvil/runtime/tensor_io.h"
+#include "anvil/runtime/test_util.h"
+
+namespace anvil {
+namespace {
+
+// A stand-in for host code in these tests: a module that is never serialised itself.
+class HostStub final : public ModuleNode {
+ public:
+  std::string kind() const override { return "host_stub"; }
+  std::optional<Function> get_local_function(const std::string& name) override {
+    if (name == "host_fn") return Function::from_typed([]() { return 7; });
+    return std::nullopt;
+  }
+};
+bool is_stub(const Module& m) { return m.kind() == "host_stub"; }
+
+Module sample_tree(Tensor* weight) {
+  *weight = testing::random_float_tensor({2, 3});
+  Module root = make_params_module({{"w", *weight}});
+  Module host(make_object<HostStub>());
+  host.import_module(make_params_module({{"b", testing::random_float_tensor({3})}}));
+  root.import_module(host);
+  return root;
+}
+
+class BlobTest : public ::testing::Test {
+ protected:
+  void SetUp() override { register_runtime_functions(); }
+};
+
+TEST_F(BlobTest, RoundTripRebuildsTheTree) {
+  Tensor w;
+  Module root = sample_tree(&w);
+  std::string blob = pack_module_tree(root, is_stub);
+  Module host(make_object<HostStub>());
+  Module back = unpack_module_tree(blob, host);
+  EXPECT_EQ(back.kind(), "params");
+  Tensor w2 = back.get_function("get_param")("w").as_tensor();
+  EXPECT_EQ(std::memcmp(w2.data(), w.data(), w.nbytes()), 0);
+  ASSERT_EQ(back.imports().size(), 1u);
+  EXPECT_TRUE(back.imports()[0].same_as(host));
+  EXPECT_EQ(back.get_function("host_fn")().as_int(), 7);  // found through the imports
+  EXPECT_EQ(host.imports().size(), 1u);
+  EXPECT_EQ(host.imports()[0].kind(), "params");
+}
+
+TEST_F(BlobTest, EveryTruncationIsRejected) {
+  Tensor w;
+  std::string blob = pack_module_tree(sample_tree(&w), is_stub);
+  Module host(make_object<HostStub>());
+  for (size_t n = 0; n < blob.size(); ++n) {
+    EXPECT_THROW(unpack_module_tree(std::string_view(blob).substr(0, n), host), Error) << n;
+  }
+}
+
+TEST_F(BlobTest, CorruptionIsDetected) {
+  Tensor w;
+  std::string blob = pack_module_tree(sample_tree(&w), is_stub);
+  Module host(make_object<HostStub>());
+  // Flip one bit at every position: magic, version, size or checksum checks must catch it.
+  for (size_t i = 0; i < blob.size(); ++i) {
+    std::string bad = blob;
+    bad[i] = static_cast<char>(bad[i] ^ 0x10);
+    if (i >= 12 && i < 16) continue;  // the flags word is reserved and ignored
+    if (i >= 28 && i < 32) continue;  // reserved
+    EXPECT_THROW(unpack_module_tree(bad, host), Error) << "flip at " << i;
+  }
+}
+
+TEST_F(BlobTest, VersionMismatchSaysSo) {
+  Tensor w;
+  std::string blob = pack_module_tree(sample_tree(&w), is_stub);
+  blob[8] = 2;
+  try {
+    unpack_module_tree(blob, Module(make_object<HostStub>()));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("version 2"), std::string::npos) << e.what();
+  }
+}
+
+// Builds a syntactically valid blob around a hand-made payload.
+std::string wrap_payload(const std::string& payload) {
+  ByteWriter out;
+  out.put_bytes(std::string_view(kBlobMagic, 8));
+  out.put<uint32_t>(kBlobVersion);
+  out.put<uint32_t>(0);
+  out.put<uint64_t>(payload.size());
+  out.put<uint32_t>(crc32(payload));
+  out.put<uint32_t>(0);
+  out.put_bytes(payload);
+  return out.str();
+}
+
+TEST_F(BlobTest, HostileTreesAreRejected) {
+  Module host(make_object<HostStub>());
+  // Two modules importing each other: a cycle.
+  ByteWriter cycle;
+  cycle.put<uint64_t>(2);
+  cycle.put_string("_lib");
+  cycle.put_string("params");
+  cycle.put_string(save_params({}));
+  cycle.put<uint64_t>(1);
+  cycle.put<uint64_t>(1);
+  cycle.put<uint64_t>(1);
+  cycle.put<uint64_t>(0);
+  EXPECT_THROW(unpack_module_tree(wrap_payload(cycle.str()), host), Error);
+  // A child index out of range.
+  ByteWriter range;
+  range.put<uint64_t>(1);
+  range.put_string("_lib");
+  range.put<uint64_t>(1);
+  range.put<uint64_t>(5);
+  EXPECT_THROW(unpack_module_tree(wrap_payload(range.str()), host), Error);
+  // An unknown module kind names the kind.
+  ByteWriter unknown;
+  unknown.put<uint64_t>(1);
+  unknown.put_string("quantum");
+  unknown.put_string("xx");
+  unknown.put<uint64_t>(0);
+  try {
+    unpack_module_tree(wrap_payload(unknown.str()), host);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kNotImplemented);
+    EXPECT_NE(std::string(e.what()).find("quantum"), std::string::npos);
+  }
+  // A module count far beyond the data.
+  ByteWriter huge;
+  huge.put<uint64_t>(uint64_t{1} << 60);
+  EXPECT_THROW(unpack_module_tree(wrap_payload(huge.str()), host), Error);
+}
+
+TEST_F(BlobTest, UnserialisableModuleCannotBePacked) {
+  Module root(make_object<HostStub>());
+  root.import_module(Module(make_object<HostStub>()));
+  EXPECT_THROW(pack_module_tree(root, [](const Module&) { return false; }), Error);
+}
+
+}  // namespace
+}  // namespace anvil

@@ -1,0 +1,128 @@
+# Modules: load_module failures, C source + params trees exported to a shared library and loaded
+# back, params save/load round trips and the allocator queries.
+import numpy as np
+import pytest
+
+import anvil
+from anvil import runtime
+
+from conftest import KERNEL_NAMES, KERNEL_SOURCE
+
+
+def test_load_missing_file_is_os_error(tmp_path):
+    with pytest.raises(OSError, match="cannot open"):
+        runtime.load_module(tmp_path / "missing.so")
+
+
+def test_load_non_library_is_os_error(tmp_path):
+    bogus = tmp_path / "not_a_library.so"
+    bogus.write_text("this is not ELF\n")
+    with pytest.raises(OSError, match="not a loadable shared library"):
+        runtime.load_module(bogus)
+    with pytest.raises(OSError, match="not a regular file"):
+        runtime.load_module(tmp_path)
+
+
+def test_c_source_module_cannot_run_before_export():
+    mod = runtime.c_source_module(KERNEL_SOURCE, KERNEL_NAMES)
+    assert mod.kind == "c" and mod.list_functions() == KERNEL_NAMES
+    with pytest.raises(NotImplementedError, match="export_library"):
+        mod["square"]
+
+
+def test_exported_tree_comes_back(exported):
+    assert exported.kind == "library"
+    assert [m.kind for m in exported.imports] == ["params"]
+    assert exported.list_functions() == KERNEL_NAMES
+    assert "get_param" in exported.imports[0].list_functions()
+    assert exported.implements_function("get_param", query_imports=True)
+    assert not exported.implements_function("get_param")
+
+
+def test_exported_kernel_runs(exported, make_random):
+    x = make_random((3, 5), "float32")
+    y = anvil.empty((3, 5), "float32")
+    exported["square"](x, y)
+    np.testing.assert_allclose(y.numpy(), x.astype(np.float64) ** 2, rtol=1e-6)
+
+
+def test_exported_params_are_readable(exported, weights):
+    assert exported["num_params"]() == 2
+    assert sorted(exported["list_params"]()) == ["bias", "weight"]
+    for name, value in weights.items():
+        got = exported.get_function("get_param")(name)
+        assert got.dtype == value.dtype.name
+        np.testing.assert_array_equal(got.numpy(), value)
+    with pytest.raises(ValueError, match="no parameter named 'nope'"):
+        exported["get_param"]("nope")
+    with pytest.raises(ValueError):
+        exported.get_function("get_param", query_imports=False)
+
+
+def test_export_without_host_code_is_value_error(tmp_path, weights):
+    with pytest.raises(ValueError, match="no host code"):
+        runtime.params_module(weights).export_library(tmp_path / "x.so")
+
+
+def test_export_with_broken_source_is_runtime_error(tmp_path):
+    with pytest.raises(RuntimeError, match="compiling"):
+        runtime.c_source_module("this is not C", ["x"]).export_library(tmp_path / "x.so")
+
+
+def test_python_callback_through_the_kernel_abi(exported):
+    assert exported["call_back"](lambda v: v * 3, 14) == 42
+
+
+@pytest.mark.parametrize("exc_type", [ValueError, TypeError, IndexError, NotImplementedError, OSError])
+def test_python_exception_through_the_kernel_abi_keeps_its_kind(exported, exc_type):
+    def fail(v):
+        raise exc_type(f"callback saw {v}")
+
+    with pytest.raises(exc_type, match="callback saw 5"):
+        exported["call_back"](fail, 5)
+
+
+def test_python_callback_from_pool_threads(exported):
+    seen = []
+    assert exported["parallel_call_back"](seen.append) == 4
+    assert sorted(seen) == [0, 1, 2, 3]
+
+
+def test_params_round_trip(make_random):
+    params = {dtype: make_random((3, 2), dtype) for dtype in
+              ["float16", "float32", "float64", "int8", "uint64", "bool"]}
+    params["tensor"] = anvil.tensor(make_random((5,), "int32"))
+    data = runtime.save_params(params)
+    assert isinstance(data, bytes) and data[:8] == b"ANVLPARM"
+    back = runtime.load_params(data)
+    assert sorted(back) == sorted(params)
+    for name, value in params.items():
+        expected = value.numpy() if isinstance(value, anvil.Tensor) else value
+        assert back[name].dtype == expected.dtype.name
+        np.testing.assert_array_equal(back[name].numpy(), expected)
+
+
+def test_corrupt_params_are_value_errors():
+    with pytest.raises(ValueError):
+        runtime.load_params(b"garbage")
+    data = runtime.save_params({"w": np.arange(1, 5, dtype=np.float32)})
+    with pytest.raises(ValueError):
+        runtime.load_params(data[:-3])
+
+
+def test_params_need_a_dict_of_tensors():
+    with pytest.raises(TypeError, match="dict"):
+        runtime.save_params([1, 2])
+    with pytest.raises(TypeError, match="'w' must be a Tensor"):
+        runtime.save_params({"w": 3})
+
+
+def test_allocator_queries():
+    for kind in ["pooled", "naive"]:
+        assert runtime.allocator_bytes_held(anvil.cpu(0), kind) >= 0
+        runtime.release_unused(anvil.cpu(0), kind)
+    before = runtime.allocator_bytes_held("cpu", "pooled")
+    runtime.release_unused("cpu", "pooled")
+    assert runtime.allocator_bytes_held("cpu", "pooled") <= before
+    with pytest.raises(ValueError, match="unknown allocator"):
+        runtime.allocator_bytes_held(anvil.cpu(0), "bogus")
