@@ -39,7 +39,7 @@ if ninja -C build-san; then
     mkdir -p "$corpus"
     if "$fuzzer" -max_total_time="$FUZZ_SECONDS" -print_final_stats=0 "$corpus" tests/fuzz_seeds/"$name" \
         >"build-san/$name.log" 2>&1; then
-      echo "$name: $(grep -Eo '#[0-9]+ +DONE.*' "build-san/$name.log" | tail -1)"
+      echo "$name: $(grep -Eo 'Done [0-9]+ runs.*' "build-san/$name.log" | tail -1)"
     else
       tail -40 "build-san/$name.log"
       failed+=("$name")
