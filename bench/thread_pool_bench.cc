@@ -128,6 +128,30 @@ Stats measure(const Options& options, int threads, AnvilParallelLambda task) {
   return {per_launch[per_launch.size() / 2], per_launch.front(), per_launch.back()};
 }
 
+#ifdef _OPENMP
+// The peer: an empty `omp parallel` region (optionally with a barrier), the launch a typical
+// OpenMP-compiled kernel pays. Measured after Anvil's cases so libgomp's spinning workers
+// cannot steal the second core from Anvil's pool.
+Stats measure_openmp(const Options& options, int threads, bool with_barrier) {
+  std::vector<double> per_launch;
+  for (int r = 0; r <= options.repeats; ++r) {  // round 0 is the warm-up
+    auto begin = std::chrono::steady_clock::now();
+    for (int i = 0; i < options.launches; ++i) {
+#pragma omp parallel num_threads(threads)
+      {
+        if (with_barrier) {
+#pragma omp barrier
+        }
+      }
+    }
+    auto elapsed = std::chrono::steady_clock::now() - begin;
+    if (r > 0) per_launch.push_back(std::chrono::duration<double, std::nano>(elapsed).count() / options.launches);
+  }
+  std::sort(per_launch.begin(), per_launch.end());
+  return {per_launch[per_launch.size() / 2], per_launch.front(), per_launch.back()};
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -152,19 +176,30 @@ int main(int argc, char** argv) {
       {"empty task", options.threads, measure(options, options.threads, empty_task)},
       {"task + barrier", options.threads, measure(options, options.threads, barrier_task)},
   };
+  double openmp_ratio = 0;
+#ifdef _OPENMP
+  rows.push_back({"openmp empty", options.threads, measure_openmp(options, options.threads, false)});
+  rows.push_back({"openmp barrier", options.threads, measure_openmp(options, options.threads, true)});
+  openmp_ratio = rows[3].stats.median / rows[1].stats.median;
+#endif
   std::printf("%-16s %7s %12s %12s %12s\n", "case", "threads", "median ns", "min ns", "max ns");
   for (const Row& row : rows) {
     std::printf("%-16s %7d %12.1f %12.1f %12.1f\n", row.name, row.threads, row.stats.median,
                 row.stats.min, row.stats.max);
   }
+  if (openmp_ratio > 0)
+    std::printf("\nAnvil launch vs OpenMP (libgomp) parallel region, %d threads: %.2fx faster\n", options.threads,
+                openmp_ratio);
   std::printf("\n");
   const Stats& headline = rows[1].stats;
   std::printf(
       "{\"bench\": \"thread_pool\", \"machine\": \"%s\", \"threads\": %d, \"repeats\": %d, "
       "\"launches_per_repeat\": %d, \"ns_per_launch_median\": %.1f, \"ns_per_launch_min\": %.1f, "
       "\"ns_per_launch_max\": %.1f, \"ns_per_launch_1thread_median\": %.1f, "
-      "\"ns_per_launch_barrier_median\": %.1f}\n",
+      "\"ns_per_launch_barrier_median\": %.1f, \"openmp_ns_per_region_median\": %.1f, "
+      "\"speedup_vs_openmp\": %.2f}\n",
       json_escape(machine).c_str(), options.threads, options.repeats, options.launches,
-      headline.median, headline.min, headline.max, rows[0].stats.median, rows[2].stats.median);
+      headline.median, headline.min, headline.max, rows[0].stats.median, rows[2].stats.median,
+      rows.size() > 3 ? rows[3].stats.median : 0.0, openmp_ratio);
   return 0;
 }

@@ -2,13 +2,15 @@
 // AnvilParallelBarrier that compiled kernels call.
 //
 // Handshake: each worker owns a cache-line slot with a `start` counter. A launch writes the job
-// into shared state, then bumps `start` of every worker that has a task (a release store that
+// into the slot of every worker that has a task, then bumps its `start` (a seq_cst RMW that
 // publishes the job). Workers spin on their own `start` for about kSpinTargetNanos, then sleep
-// on it (futex). Finishing workers count `pending` down; the caller spins, then sleeps, on it.
+// on it (futex). Finishing workers count `finished` up; the caller spins, then sleeps, on it.
 // Sleep and wake pair up Dekker-style: a sleeper registers in `sleepers` before its last check,
 // a waker changes the word before reading `sleepers`, both seq_cst, so one of them sees the
 // other and the waker skips the syscall when nobody sleeps.
 #include "anvil/runtime/threading/thread_pool.h"
+
+#include "anvil/runtime/runtime_api.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -147,24 +149,28 @@ struct ThreadPool::TaskResult {  // of the lowest failed task a thread ran
   int32_t failed_task = -1;
   int32_t status = 0;
   std::string exception;  // what() if it threw
+  int32_t error_kind = 0;     // the message a failing task set through AnvilErrorSet on a
+  std::string error_message;  // worker thread, carried back to the caller's thread
 };
 
 struct ThreadPool::Job {
-  AnvilParallelLambda lambda = nullptr;
+  AnvilParallelLambda lambda = nullptr;  // null tells a worker to exit
   void* closure = nullptr;
   int32_t num_task = 0;
   int32_t stride = 1;  // threads that run tasks
   BarrierState* barrier = nullptr;
+  uint32_t finished_target = 0;  // Shared::finished once every worker of the launch is done
 };
 
-// Cache lines cross between cores a few times per launch, and each crossing costs about as
-// much as the rest of a launch: the caller's line carries the whole job to the worker, and
-// the worker writes its result line only when a task fails.
+// A cache line crossing between cores costs more than the rest of a launch, so a launch moves
+// just two: the slot line carries the whole job to the worker, and `finished` carries the
+// completion back. Nothing else a worker touches is written by the caller, or vice versa: the
+// worker writes its result line only when a task fails.
 struct alignas(kCacheLine) ThreadPool::WorkerSlot {
-  std::atomic<uint32_t> start{0};     // bumped by the caller once per launch this worker joins
-  std::atomic<uint32_t> sleepers{0};  // 1 while the worker sleeps on `start`
-  Job job;                            // written by the caller before it bumps `start`
-  alignas(kCacheLine) TaskResult result;  // read by the caller after `pending`
+  std::atomic<uint32_t> start{0};         // bumped by the caller once per launch this worker joins
+  std::atomic<uint32_t> sleepers{0};      // 1 while the worker sleeps on `start`
+  Job job;                                // written by the caller before it bumps `start`
+  alignas(kCacheLine) TaskResult result;  // read by the caller after `finished`
 };
 
 // A counter barrier whose sense is a phase number: a task remembers the phase it arrived in and
@@ -184,7 +190,8 @@ struct ThreadPool::BarrierState {
     if (participants != num_task) participants = num_task;
     if (supported != every_task_has_a_thread) supported = every_task_has_a_thread;
     auto count = static_cast<uint32_t>(num_task);
-    if (remaining.load(std::memory_order_relaxed) != count) remaining.store(count, std::memory_order_relaxed);
+    if (remaining.load(std::memory_order_relaxed) != count)
+      remaining.store(count, std::memory_order_relaxed);
     if (broken.load(std::memory_order_relaxed)) broken.store(false, std::memory_order_relaxed);
   }
 
@@ -197,7 +204,9 @@ struct ThreadPool::BarrierState {
 
 struct ThreadPool::Shared {
   BarrierState barrier;
-  alignas(kCacheLine) std::atomic<uint32_t> pending{0};  // workers still running this launch
+  // Bumped by each worker when it finished its tasks; only ever grows, so the caller need not
+  // write it (and pull the line back) to arm a launch.
+  alignas(kCacheLine) std::atomic<uint32_t> finished{0};
   std::atomic<uint32_t> caller_sleepers{0};
 };
 
@@ -282,14 +291,13 @@ void ThreadPool::start_workers_locked(int num_threads) {
 }
 
 void ThreadPool::stop_workers_locked() {
-  stop_.store(true, std::memory_order_relaxed);  // published by the seq_cst bump below
   for (std::size_t i = 1; i <= workers_.size(); ++i) {
+    slots_[i].job = Job{};  // no lambda: exit
     slots_[i].start.fetch_add(1, std::memory_order_seq_cst);
     wake_sleepers(slots_[i].start, true);
   }
   for (std::thread& worker : workers_) worker.join();
   workers_.clear();
-  stop_.store(false, std::memory_order_relaxed);
   num_threads_.store(1, std::memory_order_relaxed);
 }
 
@@ -302,13 +310,15 @@ void ThreadPool::worker_main(int index) {
   tls_in_task = true;  // everything this thread runs is a task
   WorkerSlot& slot = slots_[index];
   Shared& shared = *shared_;
+  const int spin_count = spin_count_;  // members share a line with mutex_, which the caller writes
   uint32_t seen = 0;  // slots start at 0; reading it here instead could miss a first launch
   for (;;) {
-    seen = await(slot.start, slot.sleepers, spin_count_, [seen](uint32_t v) { return v != seen; });
-    if (stop_.load(std::memory_order_relaxed)) return;
-    run_tasks(slot.job, index, slot.result);
-    if (shared.pending.fetch_sub(1, std::memory_order_seq_cst) == 1) {
-      wake(shared.pending, shared.caller_sleepers, false);
+    seen = await(slot.start, slot.sleepers, spin_count, [seen](uint32_t v) { return v != seen; });
+    Job job = slot.job;  // a copy: once this worker counts itself finished, the next launch
+    if (job.lambda == nullptr) return;  // may overwrite the slot
+    run_tasks(job, index, slot.result);
+    if (shared.finished.fetch_add(1, std::memory_order_seq_cst) + 1 == job.finished_target) {
+      wake(shared.finished, shared.caller_sleepers, false);
     }
   }
 }
@@ -334,6 +344,10 @@ void ThreadPool::run_tasks(const Job& job, int32_t first_task, TaskResult& resul
       result.failed_task = task;
       result.status = status;
       result.exception = std::move(what);
+      // On a worker the task's message sits in this thread's error slot; take it along. On the
+      // caller's thread (first_task 0) it is already where the caller will look.
+      if (first_task != 0 && result.exception.empty())
+        result.error_message = anvil::take_kernel_error(&result.error_kind);
     }
     if (job.barrier->supported) job.barrier->break_all();
   }
@@ -345,8 +359,11 @@ void ThreadPool::report_failure(const TaskResult& result, int thread_index, int3
                      std::to_string(num_task);
   if (!result.exception.empty()) {
     set_error(kAnvilErrorRuntime, task + " threw: " + result.exception);
+  } else if (thread_index != 0 && !result.error_message.empty()) {
+    set_error(static_cast<AnvilErrorKind>(result.error_kind), task + " on pool thread " +
+                                                                  std::to_string(thread_index) + ": " +
+                                                                  result.error_message);
   } else if (thread_index != 0) {
-    // The task's own message went to the worker thread's error slot, out of the caller's reach.
     set_error(kAnvilErrorRuntime, task + " failed with status " + std::to_string(result.status) +
                                       " on pool thread " + std::to_string(thread_index));
   }  // else it failed on this thread: its own message is the one the caller should see
@@ -377,16 +394,17 @@ int32_t ThreadPool::launch(AnvilParallelLambda lambda, void* closure, int32_t nu
   if (threads == 1) return launch_serial(lambda, closure, num_task);
   int32_t active = std::min(num_task, threads);
   Shared& shared = *shared_;
-  Job job{lambda, closure, num_task, active, &shared.barrier};
+  uint32_t target = shared.finished.load(std::memory_order_relaxed) + (active - 1);
+  Job job{lambda, closure, num_task, active, &shared.barrier, target};
   shared.barrier.arm(num_task, num_task <= threads);
-  shared.pending.store(static_cast<uint32_t>(active - 1), std::memory_order_relaxed);
   for (int32_t i = 1; i < active; ++i) {  // the seq_cst bump publishes everything above
     slots_[i].job = job;
     slots_[i].start.fetch_add(1, std::memory_order_seq_cst);
     wake(slots_[i].start, slots_[i].sleepers, false);
   }
   run_tasks(job, 0, slots_[0].result);
-  await(shared.pending, shared.caller_sleepers, spin_count_, [](uint32_t v) { return v == 0; });
+  await(shared.finished, shared.caller_sleepers, spin_count_,
+        [target](uint32_t v) { return v == target; });
 
   int failed_thread = -1;
   for (int32_t i = 0; i < active; ++i) {

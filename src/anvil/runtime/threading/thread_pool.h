@@ -2,8 +2,7 @@
 // a parallel loop into tasks and hand them to this pool. The point is a low cost per launch, so
 // tasks are assigned statically (no queue), idle workers spin briefly before sleeping, and the
 // caller runs task 0 itself.
-#ifndef ANVIL_RUNTIME_THREADING_THREAD_POOL_H_
-#define ANVIL_RUNTIME_THREADING_THREAD_POOL_H_
+#pragma once
 
 #include <atomic>
 #include <cstdint>
@@ -95,12 +94,9 @@ class ThreadPool {
   std::mutex mutex_;  // serialises launches from different outside threads, and resize
   std::atomic<int> num_threads_{1};
   int spin_count_ = 0;
-  std::atomic<bool> stop_{false};
   std::unique_ptr<WorkerSlot[]> slots_;  // one per pool thread; slot 0 is the caller's
-  std::unique_ptr<Shared> shared_;       // the current launch: job, barrier, completion count
+  std::unique_ptr<Shared> shared_;       // the launch's barrier and completion count
   std::vector<std::thread> workers_;
 };
 
 }  // namespace anvil::runtime
-
-#endif  // ANVIL_RUNTIME_THREADING_THREAD_POOL_H_

@@ -20,6 +20,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "anvil/runtime/runtime_api.h"
+
 namespace anvil::runtime {
 namespace {
 
@@ -425,6 +427,23 @@ TEST(ThreadPoolCAbi, LaunchAndBarrierThroughTheGlobalPool) {
   for (auto& r : runs) EXPECT_EQ(r.load(), 1);
   EXPECT_EQ(AnvilParallelLaunch(nullptr, nullptr, 0), -1);
   EXPECT_EQ(AnvilParallelBarrier(0, nullptr), -1);
+}
+
+// A task that fails on a worker thread reports through AnvilErrorSet on that thread; the caller
+// must still see the task's own message and kind.
+TEST(ThreadPool, WorkerErrorMessageReachesTheCaller) {
+  ThreadPool pool(2);
+  auto lambda = [](int32_t task_id, AnvilParallelEnv*, void*) -> int32_t {
+    if (task_id != 1) return 0;
+    AnvilErrorSet(kAnvilErrorIndex, "row 17 is out of range");
+    return -1;
+  };
+  ASSERT_NE(pool.launch(lambda, nullptr, 2), 0);
+  int32_t kind = 0;
+  std::string message = anvil::take_kernel_error(&kind);
+  EXPECT_EQ(kind, kAnvilErrorIndex);
+  EXPECT_NE(message.find("row 17 is out of range"), std::string::npos) << message;
+  EXPECT_NE(message.find("task 1 of 2"), std::string::npos) << message;
 }
 
 }  // namespace
