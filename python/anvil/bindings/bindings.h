@@ -27,6 +27,7 @@ void def_dlpack_methods(nb::class_<Tensor>& cls);
 void init_function(nb::module_& m);
 void init_registry(nb::module_& m);
 void init_runtime_module(nb::module_& m);
+void init_vm(nb::module_& m);  // vm.cc
 void init_value_convert(nb::module_& m);
 
 // Python -> Value. Throws TypeError (as anvil::Error) for objects with no Anvil equivalent.

@@ -23,4 +23,5 @@ NB_MODULE(_ffi, m) {
   init_function(m);
   init_registry(m);
   init_runtime_module(m);
+  init_vm(m);
 }

@@ -13,14 +13,20 @@ from .memory import allocator_bytes_held, num_threads, release_unused
 from .module import c_source_module, load_module
 from .params import load_params, params_module, save_params
 from .shape import ShapeTuple
+from .vm import BenchmarkResult, ExecBuilder, Executable, Report, VirtualMachine
 
 __all__ = [
+    "BenchmarkResult",
     "Device",
+    "ExecBuilder",
+    "Executable",
     "Function",
     "Module",
     "Object",
+    "Report",
     "ShapeTuple",
     "Tensor",
+    "VirtualMachine",
     "allocator_bytes_held",
     "c_source_module",
     "load_module",

@@ -13,6 +13,8 @@
 #include "anvil/runtime/module/blob.h"
 #include "anvil/runtime/module/params_module.h"
 #include "anvil/runtime/register.h"
+#include "anvil/runtime/vm/exec_builder.h"
+#include "anvil/runtime/vm/vm.h"
 
 namespace anvil {
 namespace {
@@ -126,6 +128,31 @@ TEST_F(ExportLibraryTest, CompilerErrorsAreReported) {
 TEST_F(ExportLibraryTest, SourceModuleIsNotRunnableBeforeExport) {
   Module c = codegen::make_c_source_module(kSource, {"square"});
   EXPECT_THROW(c["square"], Error);
+}
+
+// A VM executable travels in the library's blob next to the kernels it calls: loading the
+// library gives the executable back, and a VM runs it with the library's kernels.
+TEST_F(ExportLibraryTest, VmExecutableAndKernelsShipInOneLibrary) {
+  vm::ExecBuilder b;
+  b.begin_function("main", {"x", "y"});
+  b.emit_call("square", {vm::Arg::reg(0), vm::Arg::reg(1)});
+  b.emit_call("square", {vm::Arg::reg(1), vm::Arg::reg(1)});  // y = x^4
+  b.emit_ret(1);
+  b.end_function();
+  vm::Executable exe = b.get();
+  exe.as_module().import_module(codegen::make_c_source_module(kSource, {"square"}));
+  std::string path = (dir_ / "vm_model.so").string();
+  pipeline::export_library(exe.as_module(), path);
+
+  Module loaded = Module::load_from_file(path);
+  EXPECT_EQ(loaded.kind(), "vm.executable");
+  vm::VirtualMachine machine = vm::VirtualMachine::create(loaded, {Device::cpu()});
+  Tensor x = random_tensor(100, 4), y = Tensor::empty({100}, DataType::float32());
+  machine["main"](x, y);
+  for (int i = 0; i < 100; ++i) {
+    double v = static_cast<float*>(x.data())[i];
+    ASSERT_NEAR(static_cast<float*>(y.data())[i], v * v * v * v, 1e-5 * (1 + v * v * v * v));
+  }
 }
 
 }  // namespace

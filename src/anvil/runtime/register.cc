@@ -7,9 +7,11 @@
 #include "anvil/runtime/memory/allocator.h"
 #include "anvil/runtime/module/module.h"
 #include "anvil/runtime/module/params_module.h"
+#include "anvil/runtime/profiling/time_evaluator.h"
 #include "anvil/runtime/registry.h"
 #include "anvil/runtime/tensor_io.h"
 #include "anvil/runtime/threading/thread_pool.h"
+#include "anvil/runtime/vm/vm.h"
 
 namespace anvil {
 namespace {
@@ -48,6 +50,9 @@ void register_all() {
     return args[0];
   });
   register_packed("testing.nop", [](Args) -> Value { return Value(); });
+
+  register_time_evaluator();
+  vm::register_vm_functions();
 }
 
 }  // namespace
