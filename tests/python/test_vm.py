@@ -262,3 +262,20 @@ def test_builder_errors():
     b.end_function()
     vm = VirtualMachine(b.get())
     assert vm["main"](0) == 1 << 60
+
+
+def test_void_destination_drops_the_result(kernels_path):
+    b = ExecBuilder()
+    b.begin_function("main", ["x", "y"])
+    b.emit_call("vector_add", [b.reg(0), b.reg(1), b.reg(1)], b.void())
+    b.emit_ret(1)
+    b.end_function()
+    exe = b.get()
+    exe.import_module(anvil.runtime.load_module(str(kernels_path)))
+    vm = VirtualMachine(exe, anvil.cpu(0))
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal(64).astype("float32")
+    y = rng.standard_normal(64).astype("float32")
+    ty = anvil.tensor(y)
+    vm["main"](anvil.tensor(x), ty)
+    np.testing.assert_allclose(ty.numpy(), x + y, rtol=1e-6)

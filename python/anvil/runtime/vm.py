@@ -391,7 +391,7 @@ class ExecBuilder:
         return Executable(self._b.get())
 
     def _dst(self, reg, what):
-        if reg is None:
+        if reg is None or reg == ("void", 0):  # None and ExecBuilder.void() both drop the result
             return None
         if isinstance(reg, tuple) and len(reg) == 2 and reg[0] == "reg":
             reg = reg[1]
