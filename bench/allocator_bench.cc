@@ -10,18 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "anvil/runtime/memory/allocator.h"
 #include "anvil/runtime/register.h"
 
 namespace {
-
-std::string cpu_name() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown cpu";
-}
 
 // Median ns per alloc+free pair; each pair touches the block once, as a kernel would.
 double measure(anvil::Allocator* alloc, size_t bytes, int iters, int repeats) {
@@ -56,7 +49,7 @@ int main(int argc, char** argv) {
   anvil::register_runtime_functions();
   anvil::Allocator* naive = anvil::get_allocator(anvil::Device::cpu(), anvil::AllocatorKind::kNaive);
   anvil::Allocator* pooled = anvil::get_allocator(anvil::Device::cpu(), anvil::AllocatorKind::kPooled);
-  std::printf("allocator cost per alloc+free pair, CPU (%s), median of %d x %d\n", cpu_name().c_str(), repeats,
+  std::printf("allocator cost per alloc+free pair, CPU (%s), median of %d x %d\n", anvil::bench::cpu_model().c_str(), repeats,
               iters);
   std::printf("%-12s %14s %14s %10s\n", "block", "naive ns", "pooled ns", "speedup");
   double naive_1m = 0, pooled_1m = 0;

@@ -11,10 +11,15 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "anvil/runtime/c_abi.h"
 #include "anvil/runtime/threading/thread_pool.h"
 
 namespace {
+
+using anvil::bench::cpu_model;
+using anvil::bench::json_escape;
+using anvil::bench::positive_int;
 
 using anvil::runtime::ThreadPool;
 
@@ -47,17 +52,6 @@ void print_help(const char* program) {
       program);
 }
 
-// Parses a positive integer flag value; exits with a message otherwise.
-int positive_int(const char* flag, const char* text) {
-  char* end = nullptr;
-  long value = text ? std::strtol(text, &end, 10) : 0;
-  if (text == nullptr || *end != '\0' || value <= 0 || value > 1'000'000'000) {
-    std::fprintf(stderr, "%s: expected a positive integer, got '%s'\n", flag, text ? text : "");
-    std::exit(2);
-  }
-  return static_cast<int>(value);
-}
-
 Options parse_options(int argc, char** argv) {
   Options options;
   for (int i = 1; i < argc; ++i) {
@@ -78,26 +72,6 @@ Options parse_options(int argc, char** argv) {
     }
   }
   return options;
-}
-
-std::string cpu_model() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(cpuinfo, line)) {
-    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
-      return line.substr(line.find(':') + 2);
-    }
-  }
-  return "unknown CPU";
-}
-
-std::string json_escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) out += c;
-  }
-  return out;
 }
 
 // Times `launches` launches `repeats` times on a pool of `threads` threads.
