@@ -14,14 +14,14 @@ struct DeviceName {
   std::string_view name;
 };
 
-// DLPack 0.8 codes 14-16 (oneAPI, WebGPU, Hexagon) are spelled as numbers: Debian's header
-// predates them. Canonical names first; aliases after (used for parsing only).
+// DLPack 0.8 codes 14 and 15 (oneAPI, WebGPU) are spelled as numbers: Debian's header predates
+// them. Hexagon (16) is left out: it lies outside that header's enum range. Canonical names first; aliases after (used for parsing only).
 constexpr DeviceName kDeviceNames[] = {
     {kDLCPU, "cpu"},         {kDLCUDA, "cuda"},       {kDLCUDAHost, "cuda_host"},
     {kDLOpenCL, "opencl"},   {kDLVulkan, "vulkan"},   {kDLMetal, "metal"},
     {kDLVPI, "vpi"},         {kDLROCM, "rocm"},       {kDLROCMHost, "rocm_host"},
     {kDLExtDev, "ext_dev"},  {kDLCUDAManaged, "cuda_managed"},
-    {DLDeviceType(14), "oneapi"}, {DLDeviceType(15), "webgpu"}, {DLDeviceType(16), "hexagon"},
+    {DLDeviceType(14), "oneapi"}, {DLDeviceType(15), "webgpu"},
     {kDLCPU, "llvm"},        {kDLCPU, "c"},           {kDLOpenCL, "cl"},
     {kDLCUDA, "gpu"},        {kDLROCM, "hip"},
 };
@@ -38,7 +38,7 @@ DLDeviceType device_type_from_name(std::string_view name) {
   for (const auto& entry : kDeviceNames)
     if (entry.name == name) return entry.type;
   value_error("unknown device '", name,
-              "': expected cpu, cuda, opencl (cl), vulkan, metal, rocm, webgpu, hexagon or ext_dev");
+              "': expected cpu, cuda, opencl (cl), vulkan, metal, rocm, webgpu, oneapi or ext_dev");
 }
 
 Device Device::parse(std::string_view text) {

@@ -191,6 +191,7 @@ int64_t ExecBuilder::add_constant(const Value& value) {
     case ValueKind::kModule:
     case ValueKind::kObject:
     case ValueKind::kHandle:
+    case ValueKind::kArray:  // not serialisable; build tuples with vm.builtin.make_tuple
       value_error("ExecBuilder: a ", value.kind_name(), " cannot be a constant");
     default: break;
   }

@@ -93,12 +93,13 @@ void verify_executable(const ExecutableNode& e) {
         }
         case Opcode::kRet: check_reg(pc, w[1], false); break;
         case Opcode::kGoto:
-          if (w[1] == 0 || pc + w[1] < info.start_instr || pc + w[1] >= info.end_instr)
+          // Compared as offsets, not pc + offset: a hostile offset near INT64_MAX must not overflow.
+          if (w[1] == 0 || w[1] < info.start_instr - pc || w[1] >= info.end_instr - pc)
             fail(where, ", instruction ", pc, ": goto offset ", w[1], " leaves the function");
           break;
         case Opcode::kIf:
           check_reg(pc, w[1], false);
-          if (w[2] <= 1 || pc + w[2] >= info.end_instr)
+          if (w[2] <= 1 || w[2] >= info.end_instr - pc)
             fail(where, ", instruction ", pc, ": if false-offset ", w[2], " leaves the function");
           break;
       }
@@ -109,7 +110,8 @@ void verify_executable(const ExecutableNode& e) {
   }
   for (int64_t c = 0; c < num_consts; ++c) {
     ValueKind k = e.constants[static_cast<size_t>(c)].kind();
-    if (k == ValueKind::kFunction || k == ValueKind::kModule || k == ValueKind::kObject || k == ValueKind::kHandle)
+    if (k == ValueKind::kFunction || k == ValueKind::kModule || k == ValueKind::kObject || k == ValueKind::kHandle ||
+        k == ValueKind::kArray)
       fail("constant ", c, " is a ", value_kind_name(k), ", which a constant pool cannot hold");
   }
 }

@@ -326,7 +326,7 @@ void register_vm_profiling() {
                                                     {"json", &ProfileReportNode::json}};
   for (const auto& [name, format] : formats) {
     std::string full = std::string("vm.profile_report.") + name;
-    register_packed(full, [full, format](Args args) -> Value {
+    register_packed(full, [full, format = format](Args args) -> Value {
       if (args.size() != 1) type_error(full, ": expected 1 argument (report) but got ", args.size());
       return Value((report_from_value(args[0])->*format)());
     });

@@ -1,6 +1,8 @@
 // The VM interpreter: frames, the dispatch loop, closures and the stateful calling interface.
 #include "anvil/runtime/vm/vm.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 
 #include "anvil/base/error.h"
@@ -17,6 +19,21 @@ namespace {
 thread_local std::vector<const VirtualMachineNode*> t_running;
 
 }  // namespace
+
+// True when less than kStackReserve bytes of this thread's stack remain below the caller.
+static bool stack_nearly_exhausted() {
+  constexpr uintptr_t kStackReserve = 256 * 1024;
+  thread_local uintptr_t limit = [] {
+    pthread_attr_t attr;
+    void* low = nullptr;
+    size_t size = 0;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0) return uintptr_t{0};
+    pthread_attr_getstack(&attr, &low, &size);
+    pthread_attr_destroy(&attr);
+    return reinterpret_cast<uintptr_t>(low) + kStackReserve;
+  }();
+  return reinterpret_cast<uintptr_t>(__builtin_frame_address(0)) < limit;
+}
 
 struct VirtualMachineNode::Frame {
   const FuncInfo* info = nullptr;
@@ -129,11 +146,12 @@ void VirtualMachineNode::pop_frame() {
 Value VirtualMachineNode::run(int64_t func_index, Args args) {
   const FuncInfo& info = exec_->func_table[static_cast<size_t>(func_index)];
   if (static_cast<int64_t>(args.size()) != info.num_args) arity_error(info, args.size());
-  // Nested VM calls recurse on the C++ stack; the cap keeps a runaway program from overflowing
-  // it (sanitizer builds and non-main threads have less stack to spare).
+  // Nested VM calls recurse on the C++ stack: stop a runaway program before it overflows the
+  // stack of whatever thread runs it (threads and sanitizer builds have less room to spare).
   constexpr size_t kMaxCallDepth = 2000;
-  if (frames_.size() >= kMaxCallDepth)
-    runtime_error("vm function '", info.name, "': call depth exceeds ", kMaxCallDepth, " (runaway recursion?)");
+  if (frames_.size() >= kMaxCallDepth || stack_nearly_exhausted())
+    runtime_error("vm function '", info.name, "': call depth ", frames_.size(),
+                  " exhausts the stack or exceeds ", kMaxCallDepth, " (runaway recursion?)");
   Frame* frame = push_frame(info);
   t_running.push_back(this);
   struct PopGuard {
