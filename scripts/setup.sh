@@ -9,10 +9,14 @@ APT_PACKAGES=(
   libclang-rt-14-dev                      # libFuzzer + sanitizer runtimes for clang
   libgtest-dev                            # C++ unit tests
   libdlpack-dev                           # DLPack header (tensor exchange)
+  libasio-dev                             # standalone Asio (RPC tracker and proxy event loops)
+  nlohmann-json3-dev                      # JSON (tracker messages, reports)
+  libcli11-dev                            # command-line parsing (anvil, anvil-rpc)
   python3 python3-dev python3-venv        # the Python package
 )
-# Python packages: bindings, build backend, tests.
-PIP_PACKAGES=(numpy nanobind pytest scikit-build-core)
+# Python packages: bindings, build backend, tests; apache-tvm is the RPC interoperability peer.
+# Entries are pip-name[:import-name].
+PIP_PACKAGES=(numpy nanobind pytest scikit-build-core apache-tvm:tvm)
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
@@ -27,8 +31,10 @@ fi
 
 PYTHON=${PYTHON:-python3}
 missing=()
-for pkg in "${PIP_PACKAGES[@]}"; do
-  module=${pkg//-/_}
+for entry in "${PIP_PACKAGES[@]}"; do
+  pkg=${entry%%:*}
+  module=${entry#*:}
+  [ "$module" = "$entry" ] && module=${pkg//-/_}
   "$PYTHON" -c "import $module" 2>/dev/null || missing+=("$pkg")
 done
 if ((${#missing[@]})); then

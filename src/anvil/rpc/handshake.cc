@@ -1,0 +1,124 @@
+// Both sides of the data-plane handshake (see handshake.h and spec §1.2-1.5).
+#include "anvil/rpc/handshake.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+namespace anvil::rpc {
+namespace {
+
+void write_i32(Channel& ch, int32_t v, int timeout_ms) { ch.write_all(&v, 4, timeout_ms); }
+
+// Milliseconds left until `deadline`, at least 1 so that a late byte is still a timeout.
+int ms_left(std::chrono::steady_clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  return left.count() > 0 ? static_cast<int>(left.count()) : 1;
+}
+
+}  // namespace
+
+ClientHello parse_client_key(const std::string& key, std::vector<std::string>* warnings) {
+  ClientHello hello;
+  hello.key = key;
+  std::istringstream in(key);
+  std::string token;
+  in >> token;  // the match key itself
+  while (in >> token) {
+    hello.options.push_back(token);
+    constexpr std::string_view kTimeout = "-timeout=";
+    if (!token.starts_with(kTimeout)) continue;
+    std::string text = token.substr(kTimeout.size());
+    char* end = nullptr;
+    double t = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(t) || t < 0) {
+      if (warnings) warnings->push_back(str_cat("ignoring unparseable session timeout '", token, "'"));
+      continue;
+    }
+    if (t > 0) hello.session_timeout = t;
+  }
+  return hello;
+}
+
+std::optional<ClientHello> accept_handshake(Channel& ch, const std::string& match_key, const std::string& server_key,
+                                            const Limits& limits, std::string* reason) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(limits.handshake_timeout_ms);
+  try {
+    int32_t magic = 0;
+    if (!ch.read_exact(&magic, 4, ms_left(deadline), ms_left(deadline), /*allow_eof=*/true)) {
+      *reason = "peer closed before sending the magic";
+      return std::nullopt;
+    }
+    if (magic != kRPCMagic) {
+      *reason = str_cat("bad magic 0x", std::hex, magic, " (not a TVM RPC client)");
+      return std::nullopt;
+    }
+    int32_t keylen = 0;
+    ch.read_exact(&keylen, 4, ms_left(deadline), ms_left(deadline));
+    if (keylen < 0 || static_cast<uint32_t>(keylen) > limits.max_key_bytes) {
+      *reason = str_cat("key length ", keylen, " outside [0, ", limits.max_key_bytes, "]");
+      return std::nullopt;
+    }
+    std::string key(static_cast<size_t>(keylen), '\0');
+    if (keylen > 0) ch.read_exact(key.data(), key.size(), ms_left(deadline), ms_left(deadline));
+
+    std::string expected = "client:" + match_key;
+    std::istringstream in(key);
+    std::string first;
+    in >> first;
+    if (first != expected) {
+      write_i32(ch, kRPCCodeMismatch, ms_left(deadline));
+      *reason = str_cat("mismatched key '", key, "' (expected '", expected, "')");
+      return std::nullopt;
+    }
+    std::string reply = "server:" + server_key;
+    write_i32(ch, kRPCCodeSuccess, ms_left(deadline));
+    write_i32(ch, static_cast<int32_t>(reply.size()), ms_left(deadline));
+    ch.write_all(reply.data(), reply.size(), ms_left(deadline));
+    return parse_client_key(key);
+  } catch (const Error& e) {
+    *reason = str_cat("handshake failed: ", e.what());
+    return std::nullopt;
+  }
+}
+
+std::string connect_handshake(Channel& ch, const std::string& full_key, const std::string& where,
+                              const Limits& limits) {
+  int timeout = limits.handshake_timeout_ms;
+  write_i32(ch, kRPCMagic, timeout);
+  write_i32(ch, static_cast<int32_t>(full_key.size()), timeout);
+  if (!full_key.empty()) ch.write_all(full_key.data(), full_key.size(), timeout);
+  int32_t code = 0;
+  if (!ch.read_exact(&code, 4, timeout, timeout, /*allow_eof=*/true)) {
+    throw RPCError(ErrorKind::kIO, str_cat(where, " closed the connection during the handshake"));
+  }
+  std::string key = full_key.starts_with("client:") ? full_key.substr(7) : full_key;
+  if (code == kRPCCodeMismatch) {
+    throw RPCError(ErrorKind::kRuntime, str_cat("URL ", where, " cannot find server that matches key=", key));
+  }
+  if (code == kRPCCodeDuplicate) {
+    throw RPCError(ErrorKind::kRuntime, str_cat("URL ", where, " server already have key=", key));
+  }
+  if (code != kRPCCodeSuccess) throw RPCError(ErrorKind::kRuntime, str_cat("URL ", where, " is not TVM RPC server"));
+  int32_t len = 0;
+  ch.read_exact(&len, 4, timeout, timeout);
+  if (len < 0 || static_cast<uint32_t>(len) > limits.max_key_bytes) {
+    throw ProtocolError(str_cat(where, " sent a server key of ", len, " bytes"));
+  }
+  std::string remote(static_cast<size_t>(len), '\0');
+  if (len > 0) ch.read_exact(remote.data(), remote.size(), timeout, timeout);
+  return remote;
+}
+
+std::string client_key_string(const std::string& key, double session_timeout) {
+  std::string out = "client:" + key;
+  if (session_timeout > 0) {
+    std::ostringstream t;
+    t << session_timeout;
+    out += " -timeout=" + t.str();
+  }
+  return out;
+}
+
+}  // namespace anvil::rpc

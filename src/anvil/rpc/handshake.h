@@ -1,0 +1,42 @@
+// The data-plane handshake (spec §1): magic, key, and the server's reply. The acceptor side
+// validates everything it reads within Limits::handshake_timeout_ms; the connector side turns
+// the reply codes into TVM's error texts.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "anvil/rpc/protocol.h"
+#include "anvil/rpc/transport.h"
+
+namespace anvil::rpc {
+
+// What an accepted client asked for.
+struct ClientHello {
+  std::string key;                       // the whole key string, e.g. "client:x1 -timeout=10"
+  std::vector<std::string> options;      // whitespace tokens after the first
+  std::optional<double> session_timeout;  // from "-timeout=<seconds>", when positive and finite
+};
+
+// Parses "client:<matchkey> [options]". Unparseable -timeout values are ignored (and listed in
+// *warnings when given).
+ClientHello parse_client_key(const std::string& key, std::vector<std::string>* warnings = nullptr);
+
+// Acceptor: reads magic + key. On a match replies SUCCESS and "server:<server_key>" and returns
+// the hello. Otherwise returns nullopt with *reason set: bad magic or an oversized/short key
+// closes silently; a key whose first token is not "client:<match_key>" gets MISMATCH first.
+// ChannelError/ProtocolError never escape: every failure is a reason.
+std::optional<ClientHello> accept_handshake(Channel& ch, const std::string& match_key, const std::string& server_key,
+                                            const Limits& limits, std::string* reason);
+
+// Connector: sends magic and "client:<key>[ -timeout=<t>]" (key given whole, prefix included)
+// and returns the server's key. Throws RPCError with TVM's texts on MISMATCH/DUPLICATE or a
+// reply that is not from an RPC server; ChannelError on I/O failure.
+std::string connect_handshake(Channel& ch, const std::string& full_key, const std::string& where,
+                              const Limits& limits);
+
+// "client:" + key, plus " -timeout=<t>" when t > 0 (formatted like Python: 10 -> "10", 1.5 -> "1.5").
+std::string client_key_string(const std::string& key, double session_timeout);
+
+}  // namespace anvil::rpc

@@ -1,0 +1,240 @@
+// The accept loop and the per-session process model of the RPC server (see server.h).
+#include "anvil/rpc/server.h"
+
+#include <dlfcn.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "anvil/rpc/endpoint.h"
+#include "anvil/rpc/handshake.h"
+#include "anvil/rpc/log.h"
+#include "anvil/rpc/server_functions.h"
+#include "anvil/rpc/serving.h"
+#include "anvil/rpc/tracker_link.h"
+#include "anvil/runtime/register.h"
+
+namespace anvil::rpc {
+namespace fs = std::filesystem;
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+// Python's str(float): 1 -> "1.0", 0.5 -> "0.5" (the timeout message quotes it as TVM does).
+std::string python_float(double v) {
+  std::ostringstream os;
+  os.precision(15);
+  os << v;
+  std::string s = os.str();
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
+}
+
+fs::path make_session_dir(const std::string& work_root) {
+  std::string root = work_root;
+  if (root.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    root = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+  }
+  std::string pattern = (fs::path(root) / "anvil-rpc-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    io_error("cannot create a session directory under ", root, ": ", std::strerror(errno));
+  }
+  return pattern;
+}
+
+void load_libraries(const std::vector<std::string>& libraries) {
+  for (const std::string& lib : libraries) {
+    void* handle = ::dlopen(lib.c_str(), RTLD_NOW | RTLD_GLOBAL);
+    if (handle == nullptr) io_error("--load-library ", lib, ": ", ::dlerror());
+    // A library may register its global functions through this optional entry point.
+    using InitFn = void (*)();
+    if (auto init = reinterpret_cast<InitFn>(::dlsym(handle, "anvil_rpc_library_init"))) init();
+  }
+}
+
+// Exit codes of a session child. Anything else (a sanitizer's report, exit() in user code)
+// means the session died without telling its client.
+constexpr int kChildClean = 0;      // Shutdown or a clean close
+constexpr int kChildClosed = 3;     // closed with a logged reason (and a kException when possible)
+
+// The body of a session child: never returns.
+[[noreturn]] void run_session_child(Channel conn, const fs::path& dir, const ServerOptions& options) {
+  int code = 4;
+  try {
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGTERM, SIG_DFL);
+    if (::chdir(dir.c_str()) != 0) io_error("chdir ", dir.string(), ": ", std::strerror(errno));
+    register_runtime_functions();
+    register_server_functions(dir, std::min(options.advertised_packet_bytes, options.limits.max_packet_bytes));
+    register_test_functions();
+    load_libraries(options.load_libraries);
+    std::string peer = conn.peer();
+    Endpoint ep(std::move(conn), options.limits);
+    ServeResult result = serve_connection(ep);
+    if (result.clean) {
+      log_info("session with ", peer, " ended: ", result.reason, " (", result.requests, " requests)");
+    } else {
+      log_warning("session with ", peer, " closed: ", result.reason);
+    }
+    code = result.clean ? kChildClean : kChildClosed;
+  } catch (const std::exception& e) {
+    log_error("session setup failed: ", e.what());
+  }
+  // _exit: the parent's atexit handlers and buffers are not this process's to run.
+  ::_exit(code);
+}
+
+void send_final_exception(Channel& conn, const std::string& message) {
+  try {
+    std::string packet = frame_packet(exception_body(message));
+    conn.write_all(packet.data(), packet.size(), 1000);
+  } catch (const Error&) {
+    // The client may be gone already; there is nobody left to tell.
+  }
+}
+
+}  // namespace
+
+Server::Server(ServerOptions options) : options_(std::move(options)) {
+  for (std::string& lib : options_.load_libraries) lib = fs::absolute(lib).string();
+  listener_ = TcpListener::bind(options_.host, options_.port, options_.port_end);
+  set_log_level(options_.silent ? LogLevel::kError : LogLevel::kInfo);
+  register_runtime_functions();
+}
+
+Server::~Server() = default;
+
+void Server::request_stop() { g_stop.store(true); }
+
+void Server::run() {
+  log_info("RPCServer: bind to ", options_.host, ":", port());
+  if (options_.no_fork) log_info("--no-fork: sessions still run in forked children (there is no Python to spawn)");
+  std::unique_ptr<TrackerLink> tracker;
+  if (!options_.tracker.empty()) {
+    tracker = std::make_unique<TrackerLink>(options_.tracker, options_.key, port(), options_.custom_addr);
+  }
+  while (!g_stop.load() && (options_.max_sessions == 0 || sessions_ < options_.max_sessions)) {
+    if (tracker) tracker->tick();
+    std::optional<Channel> conn;
+    try {
+      conn = listener_.accept(250);
+    } catch (const ChannelError& e) {
+      log_warning("accept: ", e.what());
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
+    if (!conn) continue;
+    std::string match_key = tracker ? tracker->match_key() : options_.key;
+    int before = sessions_;
+    handle_connection(std::move(*conn), match_key);
+    if (tracker && sessions_ != before) tracker->after_session();
+  }
+  log_info("RPCServer: stopped after ", sessions_, " sessions");
+}
+
+void Server::handle_connection(Channel conn, const std::string& match_key) {
+  std::string peer = conn.peer();
+  std::string reason;
+  std::optional<ClientHello> hello = accept_handshake(conn, match_key, options_.key, options_.limits, &reason);
+  if (!hello) {
+    log_warning("connection from ", peer, " refused: ", reason);
+    return;
+  }
+  std::vector<std::string> warnings;
+  parse_client_key(hello->key, &warnings);
+  for (const std::string& w : warnings) log_warning(peer, ": ", w);
+  ++sessions_;
+  log_info("connection from ", peer, " (key '", hello->key, "')");
+
+  fs::path dir;
+  try {
+    dir = make_session_dir(options_.work_root);
+  } catch (const Error& e) {
+    log_error(e.what());
+    send_final_exception(conn, str_cat("RuntimeError: ", e.what()));
+    return;
+  }
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    log_error("fork failed: ", std::strerror(errno));
+    send_final_exception(conn, "RuntimeError: the server could not start a session process");
+  } else if (pid == 0) {
+    ::setpgid(0, 0);  // its own group, so that a timeout also ends what user code spawned
+    listener_.close();
+    run_session_child(std::move(conn), dir, options_);
+  } else {
+    ::setpgid(pid, pid);
+    using Clock = std::chrono::steady_clock;
+    std::optional<Clock::time_point> deadline;
+    if (hello->session_timeout) {
+      deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(*hello->session_timeout));
+    }
+    int status = 0;
+    bool timed_out = false;
+    for (;;) {
+      pid_t r = ::waitpid(pid, &status, WNOHANG);
+      if (r == pid || (r < 0 && errno != EINTR)) break;
+      bool expired = deadline && Clock::now() >= *deadline;
+      if (expired || g_stop.load()) {
+        timed_out = expired;
+        ::kill(-pid, SIGKILL);
+        while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (timed_out) {
+      std::string t = python_float(*hello->session_timeout);
+      log_warning("session with ", peer, " timed out after ", t, " s");
+      send_final_exception(conn, str_cat(kSessionTimeoutPrefix, "Your ", t,
+                                         "s session has expired, try to increase the \"session_timeout\" value."));
+    } else if (WIFSIGNALED(status) && !g_stop.load()) {
+      int sig = WTERMSIG(status);
+      log_error("session with ", peer, " died of signal ", sig, " (", ::strsignal(sig), "); still serving");
+      send_final_exception(conn, str_cat("RuntimeError: the RPC session process died of signal ", sig, " (",
+                                         ::strsignal(sig), ")"));
+    } else if (WIFEXITED(status) && WEXITSTATUS(status) != kChildClean && WEXITSTATUS(status) != kChildClosed) {
+      int code = WEXITSTATUS(status);
+      log_error("session with ", peer, " exited with status ", code, "; still serving");
+      send_final_exception(conn, str_cat("RuntimeError: the RPC session process exited with status ", code));
+    }
+    // Whatever user code spawned in the session's process group goes with it.
+    ::kill(-pid, SIGKILL);
+  }
+  conn.close();
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  if (ec) log_warning("cannot remove session directory ", dir.string(), ": ", ec.message());
+}
+
+int serve_pipe_session(int read_fd, int write_fd, const ServerOptions& options) {
+  set_log_level(options.silent ? LogLevel::kError : LogLevel::kInfo);
+  fs::path dir = make_session_dir(options.work_root);
+  pid_t pid = ::fork();
+  if (pid < 0) io_error("fork failed: ", std::strerror(errno));
+  if (pid == 0) run_session_child(Channel(read_fd, write_fd, "pipe"), dir, options);
+  // The parent only waits, to remove the directory whatever becomes of the session.
+  ::close(read_fd);
+  if (write_fd != read_fd) ::close(write_fd);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+}  // namespace anvil::rpc

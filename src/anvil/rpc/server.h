@@ -1,0 +1,59 @@
+// The RPC server: listens on a TCP port, performs the handshake, and serves one session at a
+// time, each in a forked child process with its own temporary work directory (removed
+// afterwards). A crash or a hang in user code ends that session only: the parent reports it to
+// the client when it can and goes back to accepting. A session timeout requested by the client
+// ("-timeout=" in its key) kills the child and tells the client RPCSessionTimeoutError.
+// Optionally registers with a tracker and re-registers after each session (tracker_link.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "anvil/rpc/protocol.h"
+#include "anvil/rpc/transport.h"
+
+namespace anvil::rpc {
+
+struct ServerOptions {
+  std::string host = "0.0.0.0";
+  int port = 9090;
+  int port_end = 9199;                      // exclusive end of the port search
+  std::string key;                          // device key ("" matches "client:")
+  std::string tracker;                      // "host:port" or ""
+  std::string custom_addr;                  // address reported to the tracker instead of the peer IP
+  std::vector<std::string> load_libraries;  // dlopen'ed (RTLD_GLOBAL) in every session
+  bool silent = false;
+  bool no_fork = false;                     // accepted for TVM compatibility; sessions always fork
+  Limits limits;
+  std::string work_root;                    // parent of session directories; "" = $TMPDIR or /tmp
+  int max_sessions = 0;                     // stop after this many sessions (0 = never); for tests
+  uint64_t advertised_packet_bytes = uint64_t{64} << 20;  // GetCRTMaxPacketSize (clamped to the limit)
+};
+
+class Server {
+ public:
+  // Binds the first free port in [port, port_end). ChannelError when none is free.
+  explicit Server(ServerOptions options);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  int port() const { return listener_.port(); }
+  // Serves until request_stop() (e.g. from SIGINT/SIGTERM) or max_sessions sessions.
+  void run();
+  // Async-signal-safe: makes run() return after the current session.
+  static void request_stop();
+
+ private:
+  void handle_connection(Channel conn, const std::string& match_key);
+
+  ServerOptions options_;
+  TcpListener listener_;
+  int sessions_ = 0;
+};
+
+// Serves one session over two inherited descriptors (a client's pipes, see RPCSession::spawn):
+// no handshake, no fork; a temporary work directory as for TCP sessions. Returns the exit code.
+int serve_pipe_session(int read_fd, int write_fd, const ServerOptions& options);
+
+}  // namespace anvil::rpc

@@ -1,0 +1,103 @@
+// `anvil-rpc server`: the flags and defaults of TVM's `python -m tvm.exec.rpc_server` (spec §6.1)
+// plus a few limits of our own, parsed with CLI11; runs a Server until SIGINT/SIGTERM.
+#include <CLI/CLI.hpp>
+
+#include <signal.h>
+
+#include <cstdio>
+#include <sstream>
+
+#include "anvil/rpc/cli.h"
+#include "anvil/rpc/log.h"
+#include "anvil/rpc/server.h"
+
+namespace anvil::rpc {
+namespace {
+
+void on_stop_signal(int) { Server::request_stop(); }
+
+std::vector<std::string> split_libraries(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ':')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+}  // namespace
+
+int server_main(int argc, char** argv) {
+  ServerOptions o;
+  std::string load_library;
+  double idle_timeout_s = o.limits.idle_timeout_ms / 1000.0;
+  double handshake_timeout_s = o.limits.handshake_timeout_ms / 1000.0;
+  CLI::App app{
+      "Anvil RPC server: serves Apache TVM RPC clients (tvm.rpc.connect) and Anvil clients, one session at a "
+      "time, each in its own process and temporary directory."};
+  app.name("anvil-rpc server");
+  app.add_option("--host", o.host, "Address to bind (IPv4 literal or localhost)")->capture_default_str();
+  app.add_option("--port", o.port, "First port to try")->capture_default_str()->check(CLI::Range(0, 65535));
+  app.add_option("--port-end", o.port_end, "Exclusive end of the port search range")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65536));
+  app.add_option("--tracker", o.tracker, "Tracker address host:port to register with (needs --key)");
+  app.add_option("--key", o.key, "Device key that clients (and the tracker) match")->capture_default_str();
+  app.add_option("--custom-addr", o.custom_addr, "Address reported to the tracker instead of the peer IP");
+  app.add_option("--load-library", load_library,
+                 "Colon-separated shared libraries loaded (RTLD_GLOBAL) in every session; a library may export "
+                 "`void anvil_rpc_library_init()` to register its functions");
+  app.add_flag("--silent", o.silent, "Log errors only");
+  app.add_flag("--no-fork", o.no_fork, "Accepted for TVM compatibility (sessions always run in a forked child)");
+  app.add_option("--work-root", o.work_root, "Directory for the per-session temporary directories (default $TMPDIR)");
+  app.add_option("--max-packet-bytes", o.limits.max_packet_bytes, "Largest packet accepted from a client")
+      ->capture_default_str();
+  app.add_option("--idle-timeout", idle_timeout_s, "Seconds a session may wait for the client's next request")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--handshake-timeout", handshake_timeout_s, "Seconds a new connection has to complete the handshake")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  std::string pipe_fds;
+  app.add_option("--pipe-fds", pipe_fds, "Serve one session over inherited descriptors READ,WRITE (no handshake), then exit")
+      ->group("");  // internal: used by RPCSession::spawn
+  app.add_option("--max-sessions", o.max_sessions, "Exit after serving this many sessions (0: never)")
+      ->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (!o.tracker.empty() && o.key.empty()) {
+    log_error("Need key to present type of resource when tracker is available");
+    return 2;
+  }
+  o.load_libraries = split_libraries(load_library);
+  o.limits.idle_timeout_ms = static_cast<int>(std::min(idle_timeout_s * 1000.0, 2.0e9));
+  o.limits.handshake_timeout_ms = static_cast<int>(std::min(handshake_timeout_s * 1000.0, 2.0e9));
+
+  ::signal(SIGPIPE, SIG_IGN);
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+  try {
+    if (!pipe_fds.empty()) {
+      int read_fd = -1, write_fd = -1;
+      if (std::sscanf(pipe_fds.c_str(), "%d,%d", &read_fd, &write_fd) != 2 || read_fd < 0 || write_fd < 0) {
+        log_error("--pipe-fds expects READ,WRITE descriptors, got '", pipe_fds, "'");
+        return 2;
+      }
+      return serve_pipe_session(read_fd, write_fd, o);
+    }
+    Server server(o);
+    server.run();
+  } catch (const std::exception& e) {
+    log_error(e.what());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace anvil::rpc

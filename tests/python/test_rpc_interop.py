@@ -1,0 +1,391 @@
+# Interoperability with Apache TVM: our RPC server (a real process on a free loopback port) driven
+# by TVM's own Python client, tvm.rpc.connect. Mirrors TVM's tests/python/runtime/test_runtime_rpc.py
+# (function calls with every argument kind, tensors both ways, files, returned functions, tensors
+# and objects, session timeout) and adds the isolation and hostile-input cases of the Anvil server.
+#
+# Skipped, with the reason printed, when `import tvm` fails or the server binary is not built.
+# The server comes from $ANVIL_RPC_SERVER, else <build>/bin/anvil-rpc server, else the test binary.
+import gc
+import os
+import re
+import socket
+import struct
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import anvil
+
+try:
+    import tvm
+    import tvm.error
+    from tvm import rpc
+except Exception as exc:  # pragma: no cover - depends on the machine
+    print(f"test_rpc_interop: skipping, `import tvm` failed: {exc!r}")
+    pytest.skip(f"apache-tvm is not importable: {exc!r}", allow_module_level=True)
+
+BUILD = Path(anvil.__file__).resolve().parents[2]
+# The shipped command (`anvil-rpc server`) when built, else the test binary, else $ANVIL_RPC_SERVER.
+if "ANVIL_RPC_SERVER" in os.environ:
+    SERVER_BIN = Path(os.environ["ANVIL_RPC_SERVER"])
+    SERVER_CMD = [str(SERVER_BIN)]
+elif (BUILD / "bin" / "anvil-rpc").exists():
+    SERVER_BIN = BUILD / "bin" / "anvil-rpc"
+    SERVER_CMD = [str(SERVER_BIN), "server"]
+else:
+    SERVER_BIN = BUILD / "bin" / "anvil_rpc_server_test_bin"
+    SERVER_CMD = [str(SERVER_BIN)]
+TEST_KERNELS = BUILD / "lib" / "libanvil_test_kernels.so"
+CRASH_KERNELS = BUILD / "lib" / "libanvil_rpc_crash_kernels.so"
+RPC_MAGIC = 0xFF271
+
+if not SERVER_BIN.exists():
+    print(f"test_rpc_interop: skipping, no server binary at {SERVER_BIN}")
+    pytest.skip(f"server binary {SERVER_BIN} not built (target anvil_rpc_server_test_bin)", allow_module_level=True)
+
+
+class ServerProcess:
+    """Our server on an ephemeral 127.0.0.1 port; always terminated by the fixture."""
+
+    def __init__(self, *extra):
+        self.log = tempfile.NamedTemporaryFile(prefix="anvil-rpc-interop-", suffix=".log", delete=False)
+        args = [*SERVER_CMD, "--host", "127.0.0.1", "--port", "0", "--port-end", "0", *extra]
+        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            match = re.search(r"bind to 127\.0\.0\.1:(\d+)", self.text())
+            if match:
+                self.port = int(match.group(1))
+                return
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.02)
+        self.stop()
+        raise RuntimeError(f"the RPC server did not start:\n{self.text()}")
+
+    def text(self):
+        return Path(self.log.name).read_text(errors="replace")
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, 9)
+                self.proc.wait(timeout=5)
+        self.log.close()
+        os.unlink(self.log.name)
+
+    def connect(self, key="", **kwargs):
+        return rpc.connect("127.0.0.1", self.port, key=key, **kwargs)
+
+
+@pytest.fixture
+def server():
+    s = ServerProcess("--key", "x1", "--handshake-timeout", "1")
+    yield s
+    s.stop()
+
+
+def test_rpc_simple(server):
+    remote = server.connect("x1")
+    assert remote.get_function("rpc.test.addone")(10) == 11
+    with pytest.raises(RuntimeError, match="abc"):
+        remote.get_function("rpc.test.except")("abc")
+    assert remote.get_function("rpc.test.strcat")("abc", 11) == "abc:11"
+    assert remote.get_function("rpc.test.runtime_str_concat")("abc", "def") == "abcdef"
+    del remote  # ends the session: the server serves one at a time
+    gc.collect()
+
+
+def test_every_argument_kind_round_trips(server):
+    remote = server.connect("x1")
+    echo = remote.get_function("testing.echo")
+    assert echo(1, 2, 3) == 1
+    assert echo(100) == 100
+    assert echo(-(2**62)) == -(2**62)
+    assert echo(2.5) == 2.5
+    assert echo(True) is True
+    assert echo(None) is None
+    assert echo("xyz") == "xyz"
+    assert echo("a string longer than seven bytes") == "a string longer than seven bytes"
+    assert bytes(echo(bytearray(b"123"))) == b"123"
+    assert bytes(echo(b"\x00\x01" * 100)) == b"\x00\x01" * 100
+    assert str(echo(tvm.DataType("float32"))) == "float32"
+    dev = echo(remote.cpu(0))
+    assert dev.dlpack_device_type() == 1 and dev.index == 0
+    del remote  # ends the session: the server serves one at a time
+    gc.collect()
+
+
+def test_errors_keep_the_session(server):
+    remote = server.connect("x1")
+    with pytest.raises(RuntimeError, match="msg"):
+        remote.get_function("testing.test_raise_error")("RuntimeError", "msg")
+    with pytest.raises(AttributeError):
+        remote.get_function("no.such.function")
+    with pytest.raises(AttributeError):
+        remote.system_lib()["notexist"]
+    remote.cpu().sync()
+    assert remote.get_function("rpc.test.addone")(1) == 2
+    del remote  # ends the session: the server serves one at a time
+    gc.collect()
+
+
+def test_rpc_array(server):
+    remote = server.connect("x1")
+    x = np.ones((3, 4))
+    a = tvm.runtime.tensor(x, remote.cpu(0))
+    assert str(a.device).startswith("remote")
+    np.testing.assert_equal(a.numpy(), x)
+    remote.get_function("rpc.test.remote_tensor_func")(a)
+    del remote  # ends the session: the server serves one at a time
+    gc.collect()
+
+
+@pytest.mark.parametrize("shape", [(5041, 720), (720, 192), (0,), (7,)])
+def test_rpc_large_array_both_ways(server, rng, shape):
+    remote = server.connect("x1")
+    x = rng.random(shape).astype("float32")
+    a = tvm.runtime.tensor(x, remote.cpu(0))
+    np.testing.assert_equal(a.numpy(), x)
+    del remote  # ends the session: the server serves one at a time
+    gc.collect()
+
+
+def test_rpc_file_exchange(server, rng):
+    remote = server.connect("x1")
+    blob = bytearray(rng.integers(0, 256, size=10, dtype=np.uint8).tobytes())
+    remote.upload(blob, "dat.bin")
+    assert bytes(remote.download("dat.bin")) == bytes(blob)
+    assert remote.listdir(".") == "./dat.bin,"
+    remote.remove("dat.bin")
+    assert remote.listdir(".") == ""
+    for bad in ["../escape.bin", "/tmp/anvil-rpc-escape.bin", "a/../../x"]:
+        with pytest.raises(RuntimeError, match="session directory|not allowed"):
+            remote.upload(bytearray(b"x"), bad)
+    assert not Path("/tmp/anvil-rpc-escape.bin").exists()
+    with pytest.raises(RuntimeError):
+        remote.download("/etc/passwd")
+    del remote  # ends the session: the server serves one at a time
+    gc.collect()
+
+
+def test_rpc_return_func(server):
+    remote = server.connect("x1")
+    f = remote.get_function("rpc.test.add_to_lhs")(10)
+    assert f(12) == 22
+    del remote  # ends the session: the server serves one at a time
+    gc.collect()
+
+
+def test_rpc_return_tensor(server):
+    remote = server.connect("x1")
+    m = remote.get_function("rpc.test.remote_return_nd")
+    get_arr, get_elem, get_arr_elem = m("get_arr"), m("get_elem"), m("get_arr_elem")
+    arr = get_arr()
+    assert get_elem(0) == 0.0
+    assert get_arr_elem(arr, 0) == 0.0
+    np.testing.assert_equal(arr.numpy(), np.zeros(10, "float32"))
+    del arr
+    gc.collect()
+    # The server's tensor outlives the client's handle on it.
+    assert get_elem(1) == 0.0
+    arr = get_arr()
+    assert get_arr_elem(arr, 9) == 0.0
+    del remote  # ends the session: the server serves one at a time
+    gc.collect()
+
+
+def test_rpc_return_remote_object(server):
+    remote = server.connect("x1")
+    make_shape = remote.get_function("ffi.Shape")
+    elem = remote.get_function("rpc.testing.GetShapeElem")
+    size = remote.get_function("rpc.testing.GetShapeSize")
+    shape = make_shape(2, 3)
+    assert elem(shape, 0) == 2 and elem(shape, 1) == 3 and size(shape) == 2
+    shape = make_shape(4)  # rebinding frees the first one on the server
+    assert size(shape) == 1
+    del remote  # ends the session: the server serves one at a time
+    gc.collect()
+
+
+def test_loaded_module_kernels_and_time_evaluator(server):
+    remote = server.connect("x1")
+    remote.upload(str(TEST_KERNELS), "kernels.so")
+    mod = remote.load_module("kernels.so")
+    dev = remote.cpu()
+    a = tvm.runtime.tensor(np.arange(16, dtype="float32"), dev)
+    b = tvm.runtime.tensor(np.zeros(16, dtype="float32"), dev)
+    mod["add_one"](a, b)
+    np.testing.assert_equal(b.numpy(), np.arange(16, dtype="float32") + 1)
+    timer = mod.time_evaluator("add_one", dev, number=10, repeat=2)
+    result = timer(a, b)
+    assert len(result.results) == 2 and all(t >= 0 for t in result.results)
+    del remote  # ends the session: the server serves one at a time
+    gc.collect()
+
+
+def test_compiled_function_with_zero_arguments(server):
+    remote = server.connect("x1")
+    remote.upload(str(CRASH_KERNELS), "crash.so")
+    assert remote.load_module("crash.so")["answer"]() == 42
+    del remote  # ends the session: the server serves one at a time
+    gc.collect()
+
+
+def test_segfault_in_a_loaded_library_ends_only_that_session(server):
+    remote = server.connect("x1")
+    remote.upload(str(CRASH_KERNELS), "crash.so")
+    mod = remote.load_module("crash.so")
+    with pytest.raises(RuntimeError, match="signal 11|exited with status"):
+        mod["segfault"]()
+    del remote  # ends the session: the server serves one at a time
+    gc.collect()
+    del mod  # ends the session: the server serves one at a time
+    gc.collect()
+    again = server.connect("x1")
+    assert again.get_function("rpc.test.addone")(1) == 2
+    del again  # ends the session: the server serves one at a time
+    gc.collect()
+    assert "died of signal 11" in server.text() or "exited with status" in server.text()
+
+
+def test_rpc_session_timeout_error(server):
+    remote = server.connect("x1", session_timeout=1)
+    addone = remote.get_function("rpc.test.addone")
+    time.sleep(2)
+    with pytest.raises(tvm.error.RPCSessionTimeoutError):
+        addone(1)
+    del remote  # ends the session: the server serves one at a time
+    gc.collect()
+    again = server.connect("x1")
+    assert again.get_function("rpc.test.addone")(1) == 2
+    del again  # ends the session: the server serves one at a time
+    gc.collect()
+
+
+def test_unknown_session_constructor_is_refused(server):
+    with pytest.raises(tvm.error.RPCError):
+        server.connect("x1", session_constructor_args=["rpc.NonExistingConstructor"])
+    remote = server.connect("x1", session_constructor_args=["rpc.LocalSession"])
+    assert remote.get_function("rpc.test.addone")(1) == 2
+    del remote  # ends the session: the server serves one at a time
+    gc.collect()
+
+
+def test_mismatched_key_is_refused(server):
+    with pytest.raises(RuntimeError, match="matches key"):
+        server.connect("wrong")
+
+
+def raw_connection(port):
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    return s
+
+
+def handshake(port, key=b"client:x1"):
+    s = raw_connection(port)
+    s.sendall(struct.pack("<ii", RPC_MAGIC, len(key)) + key)
+    code, keylen = struct.unpack("<ii", s.recv(8, socket.MSG_WAITALL))
+    assert code == RPC_MAGIC
+    s.recv(keylen, socket.MSG_WAITALL)
+    return s
+
+
+def closed_by_peer(s):
+    try:
+        s.settimeout(5)
+        while True:
+            data = s.recv(4096)
+            if not data:
+                return True
+    except ConnectionResetError:
+        return True
+    except socket.timeout:
+        return False
+    finally:
+        s.close()
+
+
+def test_hostile_inputs_close_only_that_connection(server):
+    # Bad magic; an absurd key length; a silent peer (handshake timeout 1 s).
+    s = raw_connection(server.port)
+    s.sendall(struct.pack("<i", 0x12345678))
+    assert closed_by_peer(s)
+    s = raw_connection(server.port)
+    s.sendall(struct.pack("<ii", RPC_MAGIC, 0x7FFFFFFF))
+    assert closed_by_peer(s)
+    assert closed_by_peer(raw_connection(server.port))
+    # After the handshake: an oversized length, a truncated packet, an unknown type index.
+    s = handshake(server.port)
+    s.sendall(struct.pack("<Q", 1 << 40))
+    assert closed_by_peer(s)
+    s = handshake(server.port)
+    s.sendall(struct.pack("<Qi", 100, 2))
+    s.shutdown(socket.SHUT_WR)
+    assert closed_by_peer(s)
+    s = handshake(server.port)
+    body = struct.pack("<iQ", 2, 5) + b"0.8.0" + struct.pack("<ii", 1, 42)
+    s.sendall(struct.pack("<Q", len(body)) + body)
+    assert closed_by_peer(s)
+    # The server still serves TVM's client.
+    remote = server.connect("x1")
+    assert remote.get_function("rpc.test.addone")(41) == 42
+    del remote  # ends the session: the server serves one at a time
+    gc.collect()
+    log = server.text()
+    for reason in ["bad magic", "key length", "timed out", "exceeds the limit", "peer closed",
+                   "unknown type index 42"]:
+        assert reason in log, reason
+
+
+TRACKER_BIN = BUILD / "bin" / "anvil_rpc_tracker_test_bin"
+
+
+@pytest.mark.skipif(not TRACKER_BIN.exists(), reason=f"tracker binary {TRACKER_BIN} not built")
+def test_tracker_request_reaches_our_server():
+    """TVM's client asks a tracker for key "dev" and gets our server, which re-registers after the session."""
+    log = tempfile.NamedTemporaryFile(prefix="anvil-rpc-tracker-", suffix=".log", delete=False)
+    tracker = subprocess.Popen([str(TRACKER_BIN), "tracker", "--host", "127.0.0.1", "--port", "0", "--port-end", "0"],
+                               stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    server = None
+    try:
+        deadline = time.monotonic() + 20
+        port = None
+        while port is None and time.monotonic() < deadline:
+            match = re.search(r"bind to 127\.0\.0\.1:(\d+)", Path(log.name).read_text(errors="replace"))
+            port = int(match.group(1)) if match else None
+            time.sleep(0.02)
+        assert port, Path(log.name).read_text()
+        server = ServerProcess("--key", "dev", "--tracker", f"127.0.0.1:{port}")
+        tracker_session = rpc.connect_tracker("127.0.0.1", port)
+        deadline = time.monotonic() + 20
+        while tracker_session.summary()["queue_info"].get("dev", {}).get("free") != 1:
+            assert time.monotonic() < deadline, server.text()
+            time.sleep(0.05)
+        remote = tracker_session.request("dev", session_timeout=10)
+        assert remote.get_function("rpc.test.addone")(41) == 42
+        assert tracker_session.summary()["queue_info"]["dev"]["free"] == 0
+        del remote  # ends the session: the server serves one at a time
+        gc.collect()
+        deadline = time.monotonic() + 20
+        while tracker_session.summary()["queue_info"]["dev"]["free"] != 1:
+            assert time.monotonic() < deadline, server.text()
+            time.sleep(0.05)
+        remote = tracker_session.request("dev")
+        assert remote.get_function("rpc.test.addone")(1) == 2
+        del remote  # ends the session: the server serves one at a time
+        gc.collect()
+    finally:
+        if server:
+            server.stop()
+        tracker.terminate()
+        tracker.wait(timeout=10)
+        log.close()
+        os.unlink(log.name)
