@@ -89,6 +89,7 @@ class ServerProcess:
 def server():
     s = ServerProcess("--key", "x1", "--handshake-timeout", "1")
     yield s
+    print("---- server log ----\n" + s.text())  # shown by pytest only when the test failed
     s.stop()
 
 
@@ -292,7 +293,9 @@ def raw_connection(port):
 def handshake(port, key=b"client:x1"):
     s = raw_connection(port)
     s.sendall(struct.pack("<ii", RPC_MAGIC, len(key)) + key)
-    code, keylen = struct.unpack("<ii", s.recv(8, socket.MSG_WAITALL))
+    reply = s.recv(8, socket.MSG_WAITALL)
+    assert len(reply) == 8, f"handshake: the server answered {len(reply)} of 8 bytes (see the server log)"
+    code, keylen = struct.unpack("<ii", reply)
     assert code == RPC_MAGIC
     s.recv(keylen, socket.MSG_WAITALL)
     return s
