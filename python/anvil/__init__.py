@@ -19,6 +19,7 @@ from ._registry import (  # noqa: E402
     remove_global_func,
 )
 from . import runtime  # noqa: E402
+from . import rpc  # noqa: E402
 
 # The C++ classes print under the names users import them by.
 for _cls in (Device, Function, InternalError, Tensor):

@@ -290,14 +290,23 @@ def raw_connection(port):
     return s
 
 
+def recv_exact(s, n):
+    # MSG_WAITALL is not enough: on a socket with a timeout Python may return a partial read
+    # (the server writes its reply in two parts).
+    data = b""
+    while len(data) < n:
+        chunk = s.recv(n - len(data))
+        assert chunk, f"the server closed the connection after {len(data)} of {n} bytes (see the server log)"
+        data += chunk
+    return data
+
+
 def handshake(port, key=b"client:x1"):
     s = raw_connection(port)
     s.sendall(struct.pack("<ii", RPC_MAGIC, len(key)) + key)
-    reply = s.recv(8, socket.MSG_WAITALL)
-    assert len(reply) == 8, f"handshake: the server answered {len(reply)} of 8 bytes (see the server log)"
-    code, keylen = struct.unpack("<ii", reply)
+    code, keylen = struct.unpack("<ii", recv_exact(s, 8))
     assert code == RPC_MAGIC
-    s.recv(keylen, socket.MSG_WAITALL)
+    recv_exact(s, keylen)
     return s
 
 

@@ -24,4 +24,5 @@ NB_MODULE(_ffi, m) {
   init_registry(m);
   init_runtime_module(m);
   init_vm(m);
+  init_rpc(m);
 }

@@ -1,0 +1,366 @@
+# anvil.rpc: the Python RPC client, with Apache TVM's names (tvm.rpc.connect, RPCSession,
+# connect_tracker, TrackerSession). Sessions, remote functions, files and remote tensors are the C++
+# client (src/anvil/rpc/client.h, bound in bindings/rpc.cc); the tracker client is pure Python
+# (tracker.py). Network calls release the GIL.
+#
+# Remote tensors: `anvil.tensor(np_array, remote_dev)` and `anvil.empty(shape, dtype, remote_dev)`
+# work when `remote_dev` came from a session (sess.cpu(0), sess.device(...)): importing this
+# package wraps anvil.tensor / anvil.empty so that a RemoteDevice routes to its session; any other
+# device goes to the original functions unchanged. `sess.tensor(...)` / `sess.empty(...)` are the
+# same operations without the wrapper. Either returns a RemoteTensor (.numpy(), .copyfrom(), shape,
+# dtype, device), which passes to remote functions as the server-side tensor.
+"""Remote procedure calls to an Anvil or Apache TVM RPC server (TVM's ``tvm.rpc`` API)."""
+import os
+import sys
+
+import numpy as np
+
+from .. import _ffi
+from .._ffi import Device, Function, Module
+from .._tensor import _dtype_name
+
+_C = _ffi.rpc
+
+RPCError = _C.RPCError
+RPCSessionTimeoutError = _C.RPCSessionTimeoutError
+RemoteTensor = _C.RemoteTensor
+_RPCSessionImpl = _C.RPCSession
+_Object = _ffi.Object
+
+# DLPack device type codes and TVM's names for them.
+_CPU, _CUDA, _OPENCL, _VULKAN = 1, 2, 4, 7
+_DEVICE_NAMES = {"cpu": 1, "llvm": 1, "c": 1, "cuda": 2, "gpu": 2, "nvptx": 2, "cl": 4, "opencl": 4,
+                 "vulkan": 7, "metal": 8, "rocm": 10, "ext_dev": 12, "hexagon": 16, "webgpu": 15}
+
+
+class RemoteDevice(Device):
+    """A device of an RPC server: an anvil.Device that remembers its session.
+
+    It passes to remote functions as the plain device; ``anvil.tensor(x, dev)`` and
+    ``anvil.empty(shape, dtype, dev)`` allocate on the server of its session.
+    """
+
+    def __init__(self, session, dev_type, dev_id=0):
+        super().__init__(dev_type, dev_id)
+        self._rpc_session = session
+
+    @property
+    def rpc_session(self):
+        return self._rpc_session
+
+    def sync(self):
+        """Wait for the device's work on the server to finish."""
+        self._rpc_session._impl.sync(Device(self.device_type, self.device_id))
+
+    def __repr__(self):
+        return "remote[" + super().__repr__() + "]"
+
+
+def _unwrap(value):
+    if isinstance(value, (RemoteFunction, RemoteModule)):
+        return value._raw
+    if isinstance(value, RemoteDevice):
+        return Device(value.device_type, value.device_id)
+    if isinstance(value, (list, tuple)) and any(isinstance(v, (RemoteFunction, RemoteModule, RemoteDevice, list,
+                                                                tuple)) for v in value):
+        return type(value)(_unwrap(v) for v in value) if isinstance(value, list) else tuple(_unwrap(v) for v in value)
+    return value
+
+
+def _wrap(session, value):
+    if isinstance(value, RemoteTensor):
+        return value
+    if isinstance(value, _Object) and value.type_key == "rpc.RemoteTensor":
+        return RemoteTensor.from_object(value)
+    if isinstance(value, Function):
+        return RemoteFunction(session, value)
+    if isinstance(value, Module):
+        return RemoteModule(session, value)
+    if isinstance(value, list):
+        return [_wrap(session, v) for v in value]
+    return value
+
+
+class RemoteFunction:
+    """A function on the server. Call it with Python values, RemoteTensors, RemoteDevices, remote
+    functions and modules; remote tensors it returns come back as RemoteTensor."""
+
+    def __init__(self, session, raw):
+        self._session = session
+        self._raw = raw
+
+    def __call__(self, *args):
+        return _wrap(self._session, self._raw(*[_unwrap(a) for a in args]))
+
+    @property
+    def name(self):
+        return self._raw.name
+
+    @property
+    def handle(self):
+        """The underlying anvil.Function."""
+        return self._raw
+
+    def __repr__(self):
+        return f"<anvil.rpc.RemoteFunction {self._raw.name}>"
+
+
+class RemoteModule:
+    """A module loaded on the server (load_module, system_lib): ``mod["name"]`` is a RemoteFunction."""
+
+    def __init__(self, session, raw):
+        self._session = session
+        self._raw = raw
+
+    def get_function(self, name, query_imports=True):
+        try:
+            f = _C.module_get_function(self._raw, name, query_imports)
+        except ValueError as err:
+            raise AttributeError(f"Module has no function '{name}': {err}") from err
+        return RemoteFunction(self._session, f)
+
+    def __getitem__(self, name):
+        return self.get_function(name)
+
+    @property
+    def handle(self):
+        """The underlying anvil.runtime.Module."""
+        return self._raw
+
+    def __repr__(self):
+        return "<anvil.rpc.RemoteModule>"
+
+
+# -- RemoteTensor methods (the class is C++: anvil._ffi.rpc.RemoteTensor) --------------------------
+
+def _rt_numpy(self):
+    """Copy the remote tensor into a new numpy array."""
+    return self._to_host().numpy()
+
+
+def _rt_copyfrom(self, source):
+    """Copy a numpy array, array-like or CPU anvil.Tensor (same shape) into the remote tensor."""
+    if isinstance(source, _ffi.Tensor):
+        self._copy_from(source)
+        return self
+    array = np.ascontiguousarray(source, dtype=self.dtype)
+    if tuple(array.shape) != tuple(self.shape):
+        raise ValueError(f"RemoteTensor.copyfrom: the source has shape {tuple(array.shape)} but the tensor "
+                         f"has shape {tuple(self.shape)}")
+    self._copy_from(array)
+    return self
+
+
+def _rt_repr(self):
+    return f"<anvil.rpc.RemoteTensor shape={tuple(self.shape)}, dtype={self.dtype}, device=remote[{self.device!r}]>"
+
+
+RemoteTensor.numpy = _rt_numpy
+RemoteTensor.asnumpy = _rt_numpy
+RemoteTensor.copyfrom = _rt_copyfrom
+RemoteTensor.__repr__ = _rt_repr
+RemoteTensor.__array__ = lambda self, dtype=None, copy=None: (
+    self.numpy() if dtype is None else self.numpy().astype(dtype))
+RemoteTensor.ndim = property(lambda self: len(self.shape))
+RemoteTensor.__module__ = "anvil.rpc"
+
+
+class RPCSession:
+    """A session with an RPC server (TVM's ``tvm.rpc.RPCSession``); from connect() or a tracker.
+
+    The server ends the session when this object is closed or garbage-collected. Errors raised on
+    the server come back as RPCError (also an instance of the remote Python type when the server
+    named one, e.g. ValueError); an expired session_timeout raises RPCSessionTimeoutError.
+    """
+
+    def __init__(self, impl):
+        self._impl = impl
+        self._remote_funcs = {}
+
+    # -- functions ----------------------------------------------------------------------------
+    def get_function(self, name):
+        """The server's global function `name` as a RemoteFunction (AttributeError when missing)."""
+        raw = self._impl.find_function(name)
+        if raw is None:
+            raise AttributeError(f"RPC server has no function '{name}'")
+        return RemoteFunction(self, raw)
+
+    def _builtin(self, name):
+        f = self._remote_funcs.get(name)
+        if f is None:
+            f = self._remote_funcs[name] = self.get_function(name)
+        return f
+
+    # -- devices ------------------------------------------------------------------------------
+    def device(self, dev_type, dev_id=0):
+        """A RemoteDevice: `dev_type` is a DLPack code or a name such as "cpu", "cuda:1"."""
+        if isinstance(dev_type, str):
+            name, _, index = dev_type.partition(":")
+            if index:
+                dev_id = int(index)
+            if name not in _DEVICE_NAMES:
+                raise ValueError(f"RPCSession.device: unknown device '{dev_type}'")
+            dev_type = _DEVICE_NAMES[name]
+        elif isinstance(dev_type, Device):
+            dev_type, dev_id = dev_type.device_type, dev_type.device_id
+        return RemoteDevice(self, int(dev_type), int(dev_id))
+
+    def cpu(self, dev_id=0):
+        return self.device(_CPU, dev_id)
+
+    def cuda(self, dev_id=0):
+        return self.device(_CUDA, dev_id)
+
+    gpu = cuda
+
+    def cl(self, dev_id=0):
+        return self.device(_OPENCL, dev_id)
+
+    opencl = cl
+
+    def vulkan(self, dev_id=0):
+        return self.device(_VULKAN, dev_id)
+
+    # -- tensors ------------------------------------------------------------------------------
+    def _plain(self, dev):
+        if dev is None:
+            return Device(_CPU, 0)
+        if isinstance(dev, RemoteDevice) and dev._rpc_session is not self:
+            raise ValueError("the device belongs to another RPC session")
+        return Device(dev.device_type, dev.device_id)
+
+    def empty(self, shape, dtype="float32", dev=None):
+        """An uninitialised RemoteTensor on the server."""
+        if isinstance(shape, int):
+            shape = (shape,)
+        return self._impl.empty([int(d) for d in shape], _dtype_name(dtype), self._plain(dev))
+
+    def tensor(self, data, dev=None, dtype=None):
+        """Copy array-like data (or a CPU anvil.Tensor) into a new RemoteTensor on `dev`."""
+        if isinstance(data, _ffi.Tensor) and dtype is None:
+            data = data.numpy()
+        array = np.ascontiguousarray(data, dtype=None if dtype is None else _dtype_name(dtype))
+        return self._impl.upload_tensor(array, self._plain(dev))
+
+    # -- files and modules ----------------------------------------------------------------------
+    def upload(self, data, target=None):
+        """Upload a local file (path) or bytes into the server's session directory."""
+        if isinstance(data, (bytes, bytearray, memoryview)):
+            if not target:
+                raise ValueError("upload: target must be given when uploading bytes")
+            self._impl.upload_bytes(bytes(data), target)
+        else:
+            self._impl.upload(os.fspath(data), target or "")
+
+    def download(self, path):
+        """The contents (bytes) of a file in the server's session directory."""
+        return self._impl.download(path)
+
+    def remove(self, path):
+        """Remove a file or directory from the server's session directory."""
+        self._impl.remove(path)
+
+    def listdir(self, path="."):
+        """The entries of a directory of the session directory, as a list of paths.
+
+        (TVM returns the server's comma-joined string; this returns it split.)"""
+        return list(self._impl.listdir(path))
+
+    def load_module(self, path):
+        """Load a module uploaded into the session directory; returns a RemoteModule."""
+        return RemoteModule(self, self._impl.load_module(path))
+
+    def download_linked_module(self, path):
+        """Link the uploaded object file `path` into a shared library on the server; its bytes."""
+        return self._impl.download_linked_module(path)
+
+    def system_lib(self):
+        """The server's system library module (RemoteModule)."""
+        return RemoteModule(self, self._impl.system_lib())
+
+    # -- lifetime -----------------------------------------------------------------------------
+    @property
+    def is_open(self):
+        return self._impl.is_open
+
+    def close(self):
+        """End the session (the server then serves its next client)."""
+        self._remote_funcs.clear()
+        self._impl.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return f"<anvil.rpc.RPCSession key={self._impl.remote_key!r}>"
+
+
+def connect(url, port, key="", session_timeout=0, session_constructor_args=None):
+    """Connect to an RPC server (TVM's ``tvm.rpc.connect``).
+
+    Parameters
+    ----------
+    url, port : str, int
+        The server (or proxy) address.
+    key : str
+        The key the server expects ("" for a server started without one).
+    session_timeout : float
+        Seconds after which the server ends the session (0: never); calls then raise
+        RPCSessionTimeoutError.
+
+    Raises
+    ------
+    OSError
+        When the server cannot be reached.
+    RuntimeError
+        When the server refuses the key.
+    """
+    if session_constructor_args:
+        raise NotImplementedError("connect: session_constructor_args is not supported by the Anvil client")
+    return RPCSession(_RPCSessionImpl.connect(str(url), int(port), str(key), float(session_timeout)))
+
+
+from .tracker import TrackerSession, connect_tracker  # noqa: E402
+
+
+# -- anvil.tensor / anvil.empty on remote devices ---------------------------------------------------
+def _install_remote_dispatch():
+    pkg = sys.modules[__name__.rpartition(".")[0]]
+    local_tensor, local_empty = pkg.tensor, pkg.empty
+    if getattr(local_tensor, "_anvil_rpc_dispatch", False):
+        return
+
+    def tensor(data, device=None, dtype=None):
+        if isinstance(device, RemoteDevice):
+            return device._rpc_session.tensor(data, device, dtype)
+        return local_tensor(data, device, dtype)
+
+    def empty(shape, dtype="float32", device=None):
+        if isinstance(device, RemoteDevice):
+            return device._rpc_session.empty(shape, dtype, device)
+        return local_empty(shape, dtype, device)
+
+    for new, old in ((tensor, local_tensor), (empty, local_empty)):
+        new.__doc__ = (old.__doc__ or "") + "\n    A device from an RPC session (anvil.rpc) allocates on its server.\n"
+        new.__name__, new.__qualname__, new.__module__ = old.__name__, old.__qualname__, "anvil"
+        new._anvil_rpc_dispatch = True
+    pkg.tensor, pkg.empty = tensor, empty
+
+
+_install_remote_dispatch()
+
+__all__ = [
+    "RPCError",
+    "RPCSession",
+    "RPCSessionTimeoutError",
+    "RemoteDevice",
+    "RemoteFunction",
+    "RemoteModule",
+    "RemoteTensor",
+    "TrackerSession",
+    "connect",
+    "connect_tracker",
+]
