@@ -37,15 +37,9 @@ double measure(anvil::Allocator* alloc, size_t bytes, int iters, int repeats) {
 
 int main(int argc, char** argv) {
   int iters = 20000, repeats = 9;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--help") {
-      std::printf("usage: %s [--iters N] [--repeats N]\nAlloc+free cost, naive vs pooled, CPU.\n", argv[0]);
-      return 0;
-    }
-    if (a == "--iters" && i + 1 < argc) iters = std::atoi(argv[++i]);
-    else if (a == "--repeats" && i + 1 < argc) repeats = std::atoi(argv[++i]);
-  }
+  anvil::bench::parse_int_flags(argc, argv, {{"--iters", &iters}, {"--repeats", &repeats}}, [](const char* program) {
+    std::printf("usage: %s [--iters N] [--repeats N]\nAlloc+free cost, naive vs pooled, CPU.\n", program);
+  });
   anvil::register_runtime_functions();
   anvil::Allocator* naive = anvil::get_allocator(anvil::Device::cpu(), anvil::AllocatorKind::kNaive);
   anvil::Allocator* pooled = anvil::get_allocator(anvil::Device::cpu(), anvil::AllocatorKind::kPooled);

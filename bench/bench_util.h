@@ -4,8 +4,11 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace anvil::bench {
 
@@ -36,6 +39,31 @@ inline int positive_int(const char* flag, const char* text) {
     std::exit(2);
   }
   return static_cast<int>(value);
+}
+
+// Parses `--name N` flags into the given ints (positive only) and `--help`/`-h`, which calls
+// print_help(argv[0]) and exits 0; anything else exits 2 with a message.
+inline void parse_int_flags(int argc, char** argv, const std::vector<std::pair<const char*, int*>>& flags,
+                            void (*print_help)(const char*)) {
+  for (int i = 1; i < argc; ++i) {
+    const char* arg = argv[i];
+    if (std::strcmp(arg, "--help") == 0 || std::strcmp(arg, "-h") == 0) {
+      print_help(argv[0]);
+      std::exit(0);
+    }
+    bool known = false;
+    for (const auto& [name, target] : flags) {
+      if (std::strcmp(arg, name) != 0) continue;
+      *target = positive_int(arg, i + 1 < argc ? argv[i + 1] : nullptr);
+      ++i;
+      known = true;
+      break;
+    }
+    if (!known) {
+      std::fprintf(stderr, "unknown argument '%s' (try --help)\n", arg);
+      std::exit(2);
+    }
+  }
 }
 
 }  // namespace anvil::bench

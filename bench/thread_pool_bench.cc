@@ -19,7 +19,6 @@ namespace {
 
 using anvil::bench::cpu_model;
 using anvil::bench::json_escape;
-using anvil::bench::positive_int;
 
 using anvil::runtime::ThreadPool;
 
@@ -54,23 +53,10 @@ void print_help(const char* program) {
 
 Options parse_options(int argc, char** argv) {
   Options options;
-  for (int i = 1; i < argc; ++i) {
-    const char* arg = argv[i];
-    const char* next = i + 1 < argc ? argv[i + 1] : nullptr;
-    if (std::strcmp(arg, "--help") == 0 || std::strcmp(arg, "-h") == 0) {
-      print_help(argv[0]);
-      std::exit(0);
-    } else if (std::strcmp(arg, "--threads") == 0) {
-      options.threads = positive_int(arg, next), ++i;
-    } else if (std::strcmp(arg, "--repeats") == 0) {
-      options.repeats = positive_int(arg, next), ++i;
-    } else if (std::strcmp(arg, "--launches") == 0) {
-      options.launches = positive_int(arg, next), ++i;
-    } else {
-      std::fprintf(stderr, "unknown argument '%s' (try --help)\n", arg);
-      std::exit(2);
-    }
-  }
+  anvil::bench::parse_int_flags(
+      argc, argv,
+      {{"--threads", &options.threads}, {"--repeats", &options.repeats}, {"--launches", &options.launches}},
+      print_help);
   return options;
 }
 
