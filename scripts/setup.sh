@@ -12,6 +12,9 @@ APT_PACKAGES=(
   libasio-dev                             # standalone Asio (RPC tracker and proxy event loops)
   nlohmann-json3-dev                      # JSON (tracker messages, reports)
   libcli11-dev                            # command-line parsing (anvil, anvil-rpc)
+  llvm-16-dev                             # CPU code generation: shared libLLVM-16, ORC JIT, object emission
+  libdnnl-dev                             # oneDNN: GEMM/conv peer in bench/ (dnnl_sgemm)
+  libopenblas-dev                         # OpenBLAS: GEMM peer in bench/ (cblas_sgemm)
   python3 python3-dev python3-venv        # the Python package
 )
 # Python packages: bindings, build backend, tests; apache-tvm is the RPC interoperability peer.
