@@ -36,7 +36,7 @@ Module make_c_source_module(std::string source, std::vector<std::string> functio
   return Module(make_object<CSourceModuleNode>(std::move(source), std::move(function_names)));
 }
 
-bool is_host_code_module(const Module& m) { return m.kind() == "c"; }
+bool is_host_code_module(const Module& m) { return m.kind() == "c" || m.kind() == "llvm"; }
 
 const std::string& c_source_of(const Module& m) { return as_c(m).source_; }
 const std::vector<std::string>& c_function_names_of(const Module& m) { return as_c(m).names_; }

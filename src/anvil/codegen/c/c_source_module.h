@@ -13,7 +13,7 @@ namespace anvil::codegen {
 // `function_names`: the kernels the source defines (as `__anvil_fn_<name>`), for listing.
 Module make_c_source_module(std::string source, std::vector<std::string> function_names);
 
-// True for modules whose code becomes the shared library itself (kind "c" today; "llvm" later).
+// True for modules whose code becomes the shared library itself: kinds "c" and "llvm".
 bool is_host_code_module(const Module& m);
 
 // The source text of a "c" module; ValueError for other kinds.

@@ -27,27 +27,8 @@ class LibraryModuleNode final : public ModuleNode {
   std::optional<Function> get_local_function(const std::string& name) override {
     void* sym = dlsym(handle_, (std::string(kKernelSymbolPrefix) + name).c_str());
     if (sym == nullptr) return std::nullopt;
-    auto kernel = reinterpret_cast<AnvilKernelFn>(sym);
     // The Function keeps the library alive, so a kernel never outlives its code.
-    Ref<LibraryModuleNode> self(this);
-    std::string label = name;
-    Function fn = Function::from_packed(
-        [kernel, self, label](Args args) -> Value {
-          thread_local AbiArgs abi;  // reused: no allocation per call once warmed up
-          to_abi_args(args, &abi);
-          AnvilValue ret{};
-          ret.kind = kAnvilNull;
-          int32_t status = kernel(abi.cells.data(), static_cast<int32_t>(abi.cells.size()), &ret);
-          if (status != 0) {
-            int32_t kind = 0;
-            std::string message = take_kernel_error(&kind);
-            throw Error(error_kind_from_code(kind),
-                        str_cat("kernel '", label, "' failed: ", message.empty() ? "(no message set)" : message));
-          }
-          return from_abi_return(ret);
-        },
-        name);
-    return fn;
+    return make_kernel_function(reinterpret_cast<AnvilKernelFn>(sym), name, Ref<Object>(this));
   }
 
   std::vector<std::string> list_functions() const override {
@@ -70,6 +51,26 @@ class LibraryModuleNode final : public ModuleNode {
 };
 
 }  // namespace
+
+Function make_kernel_function(AnvilKernelFn kernel, const std::string& name, Ref<Object> owner) {
+  std::string label = name;
+  return Function::from_packed(
+      [kernel, owner = std::move(owner), label](Args args) -> Value {
+        thread_local AbiArgs abi;  // reused: no allocation per call once warmed up
+        to_abi_args(args, &abi);
+        AnvilValue ret{};
+        ret.kind = kAnvilNull;
+        int32_t status = kernel(abi.cells.data(), static_cast<int32_t>(abi.cells.size()), &ret);
+        if (status != 0) {
+          int32_t kind = 0;
+          std::string message = take_kernel_error(&kind);
+          throw Error(error_kind_from_code(kind),
+                      str_cat("kernel '", label, "' failed: ", message.empty() ? "(no message set)" : message));
+        }
+        return from_abi_return(ret);
+      },
+      name);
+}
 
 Module load_library_module(const std::string& path) {
   struct stat st {};

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "anvil/runtime/c_abi.h"
 #include "anvil/runtime/module/module.h"
 
 namespace anvil {
@@ -20,5 +21,11 @@ inline constexpr const char* kLibraryModuleKind = "library";
 
 // Opens the library and returns the root of its module tree (see Module::load_from_file).
 Module load_library_module(const std::string& path);
+
+// Wraps a kernel entry point as the Function `name`: arguments become AnvilValue cells, a
+// non-zero status becomes an Error "kernel '<name>' failed: <message>" of the kind the kernel
+// set. `owner` (the module whose code holds the kernel) is kept alive by the Function. Used for
+// dlopen'ed libraries and for JIT-compiled code alike.
+Function make_kernel_function(AnvilKernelFn kernel, const std::string& name, Ref<Object> owner);
 
 }  // namespace anvil
