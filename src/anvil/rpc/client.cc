@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "anvil/rpc/auth.h"
 #include "anvil/rpc/client_state.h"
 #include "anvil/rpc/handshake.h"
 
@@ -73,6 +74,7 @@ RPCSession RPCSession::connect(const std::string& url, int port, const std::stri
   std::string where = str_cat(url, ":", port);
   Channel ch = tcp_connect(url, port, options.connect_timeout_ms);
   std::string remote_key = connect_handshake(ch, client_key_string(key, session_timeout), where, options.limits);
+  client_authenticate(ch, resolve_client_token(options.auth_token), remote_key, where, options.limits);
   Endpoint ep(std::move(ch), options.limits);
   ep.init_server();
   return RPCSession(std::make_shared<detail::ClientState>(std::move(ep), std::move(remote_key)));

@@ -38,6 +38,9 @@ class ClientState;
 struct ConnectOptions {
   Limits limits;                    // replies are awaited for limits.idle_timeout_ms
   int connect_timeout_ms = 10'000;
+  // The server's --auth-token (auth.h). nullopt: $ANVIL_RPC_AUTH_TOKEN if set, else none; "": none.
+  // With a token the client also refuses a server that cannot prove it knows the token.
+  std::optional<std::string> auth_token;
 };
 
 // A tensor in the server's memory. Holding it keeps the remote memory alive.
@@ -85,8 +88,9 @@ class RemoteTensor {
 class RPCSession {
  public:
   RPCSession() = default;
-  // TCP connect + handshake ("client:<key>[ -timeout=<t>]") + InitServer. Errors as TVM words
-  // them ("... cannot find server that matches key=...").
+  // TCP connect + handshake ("client:<key>[ -timeout=<t>]") + the auth challenge when the server
+  // or options.auth_token asks for it + InitServer. Errors as TVM words them ("... cannot find
+  // server that matches key=..."). Works the same through an RPC proxy (url, port = the proxy's).
   static RPCSession connect(const std::string& url, int port, const std::string& key = "",
                             double session_timeout = 0, const ConnectOptions& options = {});
   // A session over a connected channel with no handshake (pipes to a child server): InitServer only.

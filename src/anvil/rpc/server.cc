@@ -16,9 +16,11 @@
 #include <sstream>
 #include <thread>
 
+#include "anvil/rpc/auth.h"
 #include "anvil/rpc/endpoint.h"
 #include "anvil/rpc/handshake.h"
 #include "anvil/rpc/log.h"
+#include "anvil/rpc/proxy_link.h"
 #include "anvil/rpc/server_functions.h"
 #include "anvil/rpc/serving.h"
 #include "anvil/rpc/tracker_link.h"
@@ -104,11 +106,23 @@ void send_final_exception(Channel& conn, const std::string& message) {
   }
 }
 
+// Sleeps up to `total` in short steps, returning early on a stop request.
+void sleep_unless_stopped(std::chrono::milliseconds total) {
+  auto until = std::chrono::steady_clock::now() + total;
+  while (!g_stop.load() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
 }  // namespace
+
+bool is_loopback_host(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.starts_with("127.");
+}
 
 Server::Server(ServerOptions options) : options_(std::move(options)) {
   for (std::string& lib : options_.load_libraries) lib = fs::absolute(lib).string();
-  listener_ = TcpListener::bind(options_.host, options_.port, options_.port_end);
+  if (!options_.through_proxy) listener_ = TcpListener::bind(options_.host, options_.port, options_.port_end);
   set_log_level(options_.silent ? LogLevel::kError : LogLevel::kInfo);
   register_runtime_functions();
 }
@@ -118,7 +132,25 @@ Server::~Server() = default;
 void Server::request_stop() { g_stop.store(true); }
 
 void Server::run() {
+  if (options_.through_proxy) {
+    run_through_proxy();
+  } else {
+    run_listening();
+  }
+  log_info("RPCServer: stopped after ", sessions_, " sessions");
+}
+
+void Server::run_listening() {
   log_info("RPCServer: bind to ", options_.host, ":", port());
+  if (options_.auth_token.empty() && !is_loopback_host(options_.host)) {
+    // Not through the log level: --silent must not hide this.
+    std::string warning = str_cat(
+        "WARNING: anvil-rpc server listens on ", options_.host, ":", port(),
+        " without --auth-token: anyone who can reach this port can run code on this machine as this user. "
+        "Set --auth-token (or $", kAuthTokenEnv, "), or bind to 127.0.0.1.\n");
+    ssize_t unused = ::write(STDERR_FILENO, warning.data(), warning.size());
+    (void)unused;
+  }
   if (options_.no_fork) log_info("--no-fork: sessions still run in forked children (there is no Python to spawn)");
   std::unique_ptr<TrackerLink> tracker;
   if (!options_.tracker.empty()) {
@@ -140,22 +172,70 @@ void Server::run() {
     handle_connection(std::move(*conn), match_key);
     if (tracker && sessions_ != before) tracker->after_session();
   }
-  log_info("RPCServer: stopped after ", sessions_, " sessions");
+}
+
+void Server::run_through_proxy() {
+  std::string where = str_cat(options_.host, ":", options_.port);
+  log_info("RPCServer: serving through proxy ", where, " as key '", options_.key, "'");
+  while (!g_stop.load() && (options_.max_sessions == 0 || sessions_ < options_.max_sessions)) {
+    std::string nonce = options_.auth_token.empty() ? "" : random_bytes(kAuthNonceBytes);
+    std::string key = "server:" + options_.key + (nonce.empty() ? "" : auth_nonce_option(nonce));
+    auto dialed = std::chrono::steady_clock::now();
+    log_info("connecting to proxy ", where, "; waiting for a client");
+    ProxyDial d = dial_proxy(options_.host, options_.port, key, options_.limits, g_stop);
+    switch (d.status) {
+      case ProxyDial::kPaired: {
+        std::string peer = str_cat("proxy ", where);
+        serve_client(std::move(d.channel), d.client_key, peer, nonce);
+        break;
+      }
+      case ProxyDial::kDuplicate:
+        runtime_error(d.reason);
+      case ProxyDial::kMismatch:
+        log_info(d.reason, "; connecting again");
+        // A proxy that refuses at once must not make us spin.
+        if (std::chrono::steady_clock::now() - dialed < std::chrono::seconds(1)) {
+          sleep_unless_stopped(std::chrono::seconds(1));
+        }
+        break;
+      case ProxyDial::kStopped:
+        return;
+      case ProxyDial::kFailed:
+        log_warning(d.reason, "; retrying in 5 s");
+        sleep_unless_stopped(std::chrono::seconds(5));
+        break;
+    }
+  }
 }
 
 void Server::handle_connection(Channel conn, const std::string& match_key) {
   std::string peer = conn.peer();
   std::string reason;
-  std::optional<ClientHello> hello = accept_handshake(conn, match_key, options_.key, options_.limits, &reason);
+  std::string nonce = options_.auth_token.empty() ? "" : random_bytes(kAuthNonceBytes);
+  std::string server_key = options_.key + (nonce.empty() ? "" : auth_nonce_option(nonce));
+  std::optional<ClientHello> hello = accept_handshake(conn, match_key, server_key, options_.limits, &reason);
   if (!hello) {
     log_warning("connection from ", peer, " refused: ", reason);
     return;
   }
+  serve_client(std::move(conn), hello->key, peer, nonce);
+}
+
+void Server::serve_client(Channel conn, const std::string& client_key, const std::string& peer,
+                          const std::string& server_nonce) {
   std::vector<std::string> warnings;
-  parse_client_key(hello->key, &warnings);
+  std::optional<ClientHello> hello = parse_client_key(client_key, &warnings);
   for (const std::string& w : warnings) log_warning(peer, ": ", w);
+  if (!options_.auth_token.empty()) {
+    std::string reason;
+    if (!server_authenticate(conn, options_.auth_token, server_nonce, options_.limits.handshake_timeout_ms,
+                             &reason)) {
+      log_warning("connection from ", peer, " refused: ", reason);
+      return;
+    }
+  }
   ++sessions_;
-  log_info("connection from ", peer, " (key '", hello->key, "')");
+  log_info("connection from ", peer, " (key '", hello->key, "')", options_.auth_token.empty() ? "" : ", authenticated");
 
   fs::path dir;
   try {

@@ -4,6 +4,9 @@
 // the client when it can and goes back to accepting. A session timeout requested by the client
 // ("-timeout=" in its key) kills the child and tells the client RPCSessionTimeoutError.
 // Optionally registers with a tracker and re-registers after each session (tracker_link.h).
+// With through_proxy it listens nowhere: it dials an RPC proxy at host:port and serves the
+// clients the proxy pairs it with, one after another (proxy_link.h). With an auth token every
+// client must pass the challenge-response of auth.h before its session starts.
 #pragma once
 
 #include <string>
@@ -28,24 +31,36 @@ struct ServerOptions {
   std::string work_root;                    // parent of session directories; "" = $TMPDIR or /tmp
   int max_sessions = 0;                     // stop after this many sessions (0 = never); for tests
   uint64_t advertised_packet_bytes = uint64_t{64} << 20;  // GetCRTMaxPacketSize (clamped to the limit)
+  bool through_proxy = false;               // host:port is a proxy to dial (TVM's --through-proxy)
+  std::string auth_token;                   // "" = no authentication (TVM's behaviour)
 };
+
+// True for addresses only this machine can reach: 127.x.y.z, "localhost", "::1".
+bool is_loopback_host(const std::string& host);
 
 class Server {
  public:
-  // Binds the first free port in [port, port_end). ChannelError when none is free.
+  // Binds the first free port in [port, port_end) (through_proxy: binds nothing). ChannelError
+  // when none is free.
   explicit Server(ServerOptions options);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
   int port() const { return listener_.port(); }
-  // Serves until request_stop() (e.g. from SIGINT/SIGTERM) or max_sessions sessions.
+  // Serves until request_stop() (e.g. from SIGINT/SIGTERM) or max_sessions sessions. Through a
+  // proxy, throws RuntimeError when the proxy answers DUPLICATE (as TVM's server does).
   void run();
   // Async-signal-safe: makes run() return after the current session.
   static void request_stop();
 
  private:
+  void run_listening();
+  void run_through_proxy();
   void handle_connection(Channel conn, const std::string& match_key);
+  // After the handshake: the auth challenge (when a token is set) and the session itself.
+  void serve_client(Channel conn, const std::string& client_key, const std::string& peer,
+                    const std::string& server_nonce);
 
   ServerOptions options_;
   TcpListener listener_;

@@ -5,8 +5,10 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
+#include "anvil/rpc/auth.h"
 #include "anvil/rpc/cli.h"
 #include "anvil/rpc/log.h"
 #include "anvil/rpc/server.h"
@@ -37,7 +39,8 @@ int server_main(int argc, char** argv) {
       "Anvil RPC server: serves Apache TVM RPC clients (tvm.rpc.connect) and Anvil clients, one session at a "
       "time, each in its own process and temporary directory."};
   app.name("anvil-rpc server");
-  app.add_option("--host", o.host, "Address to bind (IPv4 literal or localhost)")->capture_default_str();
+  app.add_option("--host", o.host, "Address to bind (IPv4 literal or localhost); with --through-proxy, the proxy's")
+      ->capture_default_str();
   app.add_option("--port", o.port, "First port to try")->capture_default_str()->check(CLI::Range(0, 65535));
   app.add_option("--port-end", o.port_end, "Exclusive end of the port search range")
       ->capture_default_str()
@@ -48,6 +51,11 @@ int server_main(int argc, char** argv) {
   app.add_option("--load-library", load_library,
                  "Colon-separated shared libraries loaded (RTLD_GLOBAL) in every session; a library may export "
                  "`void anvil_rpc_library_init()` to register its functions");
+  app.add_flag("--through-proxy", o.through_proxy,
+               "Serve through an RPC proxy: dial the proxy at --host:--port instead of listening (TVM's flag)");
+  app.add_option("--auth-token", o.auth_token,
+                 "Require this secret from every client (HMAC-SHA256 challenge-response, Anvil clients only; "
+                 "default: $ANVIL_RPC_AUTH_TOKEN, which keeps it out of `ps`)");
   app.add_flag("--silent", o.silent, "Log errors only");
   app.add_flag("--no-fork", o.no_fork, "Accepted for TVM compatibility (sessions always run in a forked child)");
   app.add_option("--work-root", o.work_root, "Directory for the per-session temporary directories (default $TMPDIR)");
@@ -68,6 +76,15 @@ int server_main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  }
+  if (o.auth_token.empty()) {
+    const char* env = std::getenv(kAuthTokenEnv);
+    if (env != nullptr) o.auth_token = env;
+  }
+  if (o.through_proxy && !o.tracker.empty()) {
+    log_error("--tracker cannot be combined with --through-proxy: start the proxy with --tracker instead, it "
+              "registers the servers that dial it");
+    return 2;
   }
   if (!o.tracker.empty() && o.key.empty()) {
     log_error("Need key to present type of resource when tracker is available");
