@@ -7,5 +7,6 @@ namespace anvil::rpc {
 int server_main(int argc, char** argv);   // anvil-rpc server ...  (server_cli.cc)
 int tracker_main(int argc, char** argv);  // anvil-rpc tracker ... (tracker/tracker_cli.cc)
 int query_main(int argc, char** argv);    // anvil-rpc query ...   (tracker/tracker_cli.cc)
+int proxy_main(int argc, char** argv);    // anvil-rpc proxy ...   (proxy/proxy_cli.cc)
 
 }  // namespace anvil::rpc

@@ -1,4 +1,4 @@
-// `anvil-rpc`: the RPC command — server, tracker, query. Links the runtime and RPC libraries only,
+// `anvil-rpc`: the RPC command — server, tracker, proxy, query. Links the runtime and RPC libraries only,
 // so it can be deployed on a device without the compiler.
 #include <cstdio>
 #include <cstring>
@@ -17,6 +17,7 @@ void print_usage(const char* program) {
       "commands:\n"
       "  server    serve a device: run functions and modules sent by clients (TVM's rpc_server)\n"
       "  tracker   schedule a farm of servers by device key (TVM's rpc_tracker)\n"
+      "  proxy     pair servers and clients that both dial in, and relay (TVM's rpc_proxy)\n"
       "  query     print a tracker's servers and queues (TVM's query_rpc_tracker)\n"
       "\n"
       "Run '%s <command> --help' for the options of a command.\n",
@@ -37,7 +38,8 @@ int main(int argc, char** argv) {
   if (command == "server") return anvil::rpc::server_main(argc - 1, argv + 1);
   if (command == "tracker") return anvil::rpc::tracker_main(argc - 1, argv + 1);
   if (command == "query") return anvil::rpc::query_main(argc - 1, argv + 1);
-  std::fprintf(stderr, "%s: unknown command '%s' (expected server, tracker or query; see --help)\n", argv[0],
+  if (command == "proxy") return anvil::rpc::proxy_main(argc - 1, argv + 1);
+  std::fprintf(stderr, "%s: unknown command '%s' (expected server, tracker, proxy or query; see --help)\n", argv[0],
                command.c_str());
   return 2;
 }
