@@ -1,0 +1,496 @@
+// float32 GEMM (C = A·B, row-major, M = N = K) side by side: oneDNN's dnnl_sgemm, OpenBLAS's
+// cblas_sgemm and the machine's measured FMA peak, for 1 and 2 threads. Anvil's own kernel joins
+// as one more row of kImpls when the tensor-expression code generator exists.
+//
+// Every implementation runs in a child process of its own (this binary re-executed with
+// `--only <name>`), so one library's idle worker threads never compete with the next one, and
+// OpenBLAS runs with OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE removed from its environment (the
+// machines set them for the tests; here OpenBLAS picks its kernel itself, and the table says
+// which). Each library is checked once, at size 256, against a double-precision reference.
+//
+// Output: an aligned table, then one JSON line {"bench": "gemm", ...}.
+#include <immintrin.h>
+#include <omp.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <cblas.h>
+#include <oneapi/dnnl/dnnl.h>
+
+#include "bench_util.h"
+
+extern char** environ;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int kSizes[] = {256, 512, 1024, 2048};
+constexpr int kThreads[] = {1, 2};
+constexpr int kCheckSize = 256;
+constexpr unsigned kSeed = 20261130;
+constexpr double kMinRepeatSeconds = 0.1;  // each repeat runs the GEMM until this much time passed
+// Variables the machines set for older OpenBLAS; removed for the OpenBLAS child only.
+constexpr const char* kOpenBlasEnv[] = {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"};
+
+// ---- implementations ----------------------------------------------------------------------
+
+struct GemmImpl {
+  const char* name;        // column name and --only key
+  bool clean_openblas_env;  // run without kOpenBlasEnv
+  void (*set_threads)(int threads);
+  // C[M,N] = A[M,K] · B[K,N], row-major, contiguous.
+  void (*sgemm)(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c);
+  std::string (*info)();   // what ran (version, kernel), one line
+};
+
+void onednn_threads(int threads) { omp_set_num_threads(threads); }
+void onednn_sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
+  dnnl_status_t status = dnnl_sgemm('N', 'N', m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
+  if (status != dnnl_success) {
+    std::fprintf(stderr, "dnnl_sgemm failed with status %d\n", static_cast<int>(status));
+    std::exit(1);
+  }
+}
+std::string onednn_info() {
+  const dnnl_version_t* v = dnnl_version();
+  return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) +
+         " (OpenMP, omp_set_num_threads)";
+}
+
+void openblas_threads(int threads) { openblas_set_num_threads(threads); }
+void openblas_sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
+              static_cast<int>(k), 1.0f, a, static_cast<int>(k), b, static_cast<int>(n), 0.0f, c, static_cast<int>(n));
+}
+std::string openblas_info() {
+  return std::string("OpenBLAS core ") + openblas_get_corename() + " (" + openblas_get_config() + ")";
+}
+
+// The libraries, then (later) Anvil. min_ratio_vs_best_library compares "anvil" with the best
+// library of each row once it is here.
+const GemmImpl kImpls[] = {
+    {"onednn", false, onednn_threads, onednn_sgemm, onednn_info},
+    {"openblas", true, openblas_threads, openblas_sgemm, openblas_info},
+};
+constexpr const char* kAnvilImpl = "anvil";
+
+// ---- FMA peak -------------------------------------------------------------------------------
+
+// Independent FMA chains: enough accumulators to cover latency × FMA ports (4 cycles × 2 ports
+// = 8 needed on current cores; 16 zmm / 12 ymm used), each a named variable so that they stay in
+// registers. Returns a value so nothing is dead.
+#define ANVIL_FMA_CHAINS_16(OP) OP(0) OP(1) OP(2) OP(3) OP(4) OP(5) OP(6) OP(7) \
+  OP(8) OP(9) OP(10) OP(11) OP(12) OP(13) OP(14) OP(15)
+#define ANVIL_FMA_CHAINS_12(OP) OP(0) OP(1) OP(2) OP(3) OP(4) OP(5) OP(6) OP(7) OP(8) OP(9) OP(10) OP(11)
+
+__attribute__((target("avx512f"))) float fma_chains_avx512(int64_t iters) {
+#define ANVIL_INIT(j) __m512 acc##j = _mm512_set1_ps(static_cast<float>(j));
+#define ANVIL_FMA(j) acc##j = _mm512_fmadd_ps(acc##j, m, add);
+#define ANVIL_SUM(j) sum = _mm512_add_ps(sum, acc##j);
+  ANVIL_FMA_CHAINS_16(ANVIL_INIT)
+  const __m512 m = _mm512_set1_ps(0.9999999f), add = _mm512_set1_ps(1e-6f);
+  for (int64_t i = 0; i < iters; ++i) {
+    ANVIL_FMA_CHAINS_16(ANVIL_FMA)
+  }
+  __m512 sum = _mm512_setzero_ps();
+  ANVIL_FMA_CHAINS_16(ANVIL_SUM)
+#undef ANVIL_INIT
+#undef ANVIL_FMA
+#undef ANVIL_SUM
+  float out[16];
+  _mm512_storeu_ps(out, sum);
+  return out[0] + out[15];
+}
+constexpr int64_t kFlopsPerIterAvx512 = 16 * 16 * 2;
+
+__attribute__((target("avx2,fma"))) float fma_chains_avx2(int64_t iters) {
+#define ANVIL_INIT(j) __m256 acc##j = _mm256_set1_ps(static_cast<float>(j));
+#define ANVIL_FMA(j) acc##j = _mm256_fmadd_ps(acc##j, m, add);
+#define ANVIL_SUM(j) sum = _mm256_add_ps(sum, acc##j);
+  ANVIL_FMA_CHAINS_12(ANVIL_INIT)
+  const __m256 m = _mm256_set1_ps(0.9999999f), add = _mm256_set1_ps(1e-6f);
+  for (int64_t i = 0; i < iters; ++i) {
+    ANVIL_FMA_CHAINS_12(ANVIL_FMA)
+  }
+  __m256 sum = _mm256_setzero_ps();
+  ANVIL_FMA_CHAINS_12(ANVIL_SUM)
+#undef ANVIL_INIT
+#undef ANVIL_FMA
+#undef ANVIL_SUM
+  float out[8];
+  _mm256_storeu_ps(out, sum);
+  return out[0] + out[7];
+}
+constexpr int64_t kFlopsPerIterAvx2 = 12 * 8 * 2;
+
+struct PeakKernel {
+  const char* isa;
+  float (*run)(int64_t);
+  int64_t flops_per_iter;
+};
+
+PeakKernel peak_kernel() {
+  if (__builtin_cpu_supports("avx512f")) return {"avx512f: 16 zmm FMA chains", fma_chains_avx512, kFlopsPerIterAvx512};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return {"avx2+fma: 12 ymm FMA chains", fma_chains_avx2, kFlopsPerIterAvx2};
+  return {nullptr, nullptr, 0};
+}
+
+std::atomic<float> g_sink{0};
+
+// GFLOP/s of `threads` threads each running the chains for `iters` iterations.
+double peak_once(const PeakKernel& kernel, int threads, int64_t iters) {
+  auto start = Clock::now();
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&] { g_sink.store(kernel.run(iters), std::memory_order_relaxed); });
+  for (auto& th : pool) th.join();
+  double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return static_cast<double>(kernel.flops_per_iter) * iters * threads / seconds * 1e-9;
+}
+
+// ---- measuring one implementation -----------------------------------------------------------
+
+struct AlignedFree {
+  void operator()(float* p) const { std::free(p); }
+};
+using Buffer = std::unique_ptr<float[], AlignedFree>;
+Buffer make_buffer(size_t count) {
+  size_t bytes = (count * sizeof(float) + 63) / 64 * 64;
+  return Buffer(static_cast<float*>(std::aligned_alloc(64, bytes)));
+}
+
+void fill_random(float* data, size_t count, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (size_t i = 0; i < count; ++i) data[i] = dist(gen);
+}
+
+// Largest |C - ref| / (K·u·Σ_k |A_ik·B_kj|) over all elements, u = 2^-24: the classical bound for
+// any summation order is 1 (γ_K ≈ K·u), so a correct sgemm stays below it.
+double check_error(int64_t n, const float* a, const float* b, const float* c) {
+  double worst = 0;
+  const double unit = std::ldexp(1.0, -24) * static_cast<double>(n);
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double ref = 0, abs_sum = 0;
+      for (int64_t k = 0; k < n; ++k) {
+        double p = static_cast<double>(a[i * n + k]) * b[k * n + j];
+        ref += p;
+        abs_sum += std::fabs(p);
+      }
+      worst = std::max(worst, std::fabs(c[i * n + j] - ref) / (unit * abs_sum + 1e-300));
+    }
+  }
+  return worst;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+// Child mode: measures one implementation (or the peak) and prints machine-readable lines.
+int run_child(const std::string& only, int repeats) {
+  if (only == "peak") {
+    PeakKernel kernel = peak_kernel();
+    if (kernel.run == nullptr) {
+      std::printf("isa none\n");
+      return 0;
+    }
+    std::printf("isa %s\n", kernel.isa);
+    for (int threads : kThreads) {
+      int64_t iters = 1 << 20;
+      peak_once(kernel, threads, iters);  // warm up (and let the clock settle)
+      // Scale iterations so a repeat takes about kMinRepeatSeconds.
+      auto start = Clock::now();
+      peak_once(kernel, threads, iters);
+      double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      iters = std::max<int64_t>(iters, static_cast<int64_t>(iters * kMinRepeatSeconds * 2 / seconds));
+      std::vector<double> runs;
+      for (int r = 0; r < repeats; ++r) runs.push_back(peak_once(kernel, threads, iters));
+      std::printf("peak %d %.3f\n", threads, median(runs));
+    }
+    return 0;
+  }
+  const GemmImpl* impl = nullptr;
+  for (const auto& i : kImpls)
+    if (only == i.name) impl = &i;
+  if (impl == nullptr) {
+    std::fprintf(stderr, "--only: unknown implementation '%s'\n", only.c_str());
+    return 2;
+  }
+  std::printf("info %s\n", impl->info().c_str());
+  for (int threads : kThreads) {
+    impl->set_threads(threads);
+    for (int n : kSizes) {
+      size_t count = static_cast<size_t>(n) * n;
+      Buffer a = make_buffer(count), b = make_buffer(count), c = make_buffer(count);
+      fill_random(a.get(), count, kSeed);
+      fill_random(b.get(), count, kSeed + 1);
+      std::fill(c.get(), c.get() + count, 0.0f);
+      impl->sgemm(n, n, n, a.get(), b.get(), c.get());  // warm-up (and JIT for oneDNN)
+      if (n == kCheckSize) {
+        double err = check_error(n, a.get(), b.get(), c.get());
+        std::printf("check %d %d %.6f %s\n", n, threads, err, err <= 1.0 ? "ok" : "FAIL");
+      }
+      // Calls per repeat so that one repeat lasts at least kMinRepeatSeconds.
+      auto start = Clock::now();
+      impl->sgemm(n, n, n, a.get(), b.get(), c.get());
+      double once = std::chrono::duration<double>(Clock::now() - start).count();
+      int calls = std::max(1, static_cast<int>(kMinRepeatSeconds / std::max(once, 1e-9)));
+      double flops = 2.0 * n * n * n * calls;
+      std::vector<double> runs;
+      for (int r = 0; r < repeats; ++r) {
+        auto t0 = Clock::now();
+        for (int i = 0; i < calls; ++i) impl->sgemm(n, n, n, a.get(), b.get(), c.get());
+        runs.push_back(flops / std::chrono::duration<double>(Clock::now() - t0).count() * 1e-9);
+      }
+      std::printf("result %d %d %.3f\n", n, threads, median(runs));
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
+
+// ---- parent: run the children, print the table ----------------------------------------------
+
+struct ChildOutput {
+  int status = 0;
+  std::vector<std::string> lines;
+};
+
+ChildOutput spawn_child(const std::string& only, int repeats, bool clean_openblas_env) {
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) {
+    bool drop = false;
+    for (const char* name : kOpenBlasEnv)
+      if (clean_openblas_env && std::strncmp(*e, name, std::strlen(name)) == 0 && (*e)[std::strlen(name)] == '=')
+        drop = true;
+    if (!drop) env_strings.push_back(*e);
+  }
+  std::vector<char*> envp;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::string repeat_text = std::to_string(repeats);
+  std::vector<std::string> arg_strings = {"bench_gemm", "--only", only, "--repeat", repeat_text};
+  std::vector<char*> argv;
+  for (auto& s : arg_strings) argv.push_back(s.data());
+  argv.push_back(nullptr);
+
+  int fds[2];
+  if (pipe(fds) != 0) {
+    std::perror("pipe");
+    std::exit(1);
+  }
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fds[1], STDOUT_FILENO);
+    close(fds[0]);
+    close(fds[1]);
+    execve("/proc/self/exe", argv.data(), envp.data());
+    std::perror("execve /proc/self/exe");
+    _exit(127);
+  }
+  close(fds[1]);
+  ChildOutput out;
+  std::string text;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = read(fds[0], buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  out.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) out.lines.push_back(line);
+  return out;
+}
+
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
+void print_help(const char* argv0) {
+  std::printf(
+      "usage: %s [--repeat N]\n"
+      "float32 GEMM (M = N = K in {256, 512, 1024, 2048}), 1 and 2 threads: oneDNN dnnl_sgemm and\n"
+      "OpenBLAS cblas_sgemm side by side with the machine's FMA peak measured in the same run.\n"
+      "Each implementation runs in a child process; OpenBLAS's child runs without\n"
+      "OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE. Results are checked at 256 against a double\n"
+      "reference. Prints a table, then one JSON line.\n"
+      "  --repeat N   repeats per cell, each >= %.1f s; the median is reported (default 5)\n",
+      argv0, kMinRepeatSeconds);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int repeats = 5;
+  std::string only;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      print_help(argv[0]);
+      return 0;
+    } else if (arg == "--repeat") {
+      repeats = anvil::bench::positive_int("--repeat", i + 1 < argc ? argv[i + 1] : nullptr);
+      ++i;
+    } else if (arg == "--only" && i + 1 < argc) {
+      only = argv[++i];
+    } else {
+      std::fprintf(stderr, "unknown argument '%s' (try --help)\n", argv[i]);
+      return 2;
+    }
+  }
+  if (!only.empty()) return run_child(only, repeats);
+
+  std::string cpu = anvil::bench::cpu_model();
+  bool avx512 = __builtin_cpu_supports("avx512f");
+  std::printf("GEMM float32, row-major C = A*B, M = N = K; median of %d repeats (each >= %.1f s)\n", repeats,
+              kMinRepeatSeconds);
+  std::printf("CPU: %s, %u logical CPUs, AVX-512 %s\n", cpu.c_str(), std::thread::hardware_concurrency(),
+              avx512 ? "present" : "absent");
+  for (const char* name : kOpenBlasEnv) {
+    const char* value = std::getenv(name);
+    std::printf("%s=%s in this environment (removed for the OpenBLAS child)\n", name, value ? value : "(unset)");
+  }
+
+  bool failed = false;
+  // Peak first: nothing else of ours is running yet.
+  std::map<int, double> peak;
+  std::string isa = "none";
+  {
+    ChildOutput out = spawn_child("peak", repeats, false);
+    failed |= out.status != 0;
+    for (const auto& line : out.lines) {
+      std::istringstream in(line);
+      std::string tag;
+      in >> tag;
+      if (tag == "isa") std::getline(in >> std::ws, isa);
+      if (tag == "peak") {
+        int threads;
+        double gflops;
+        in >> threads >> gflops;
+        peak[threads] = gflops;
+      }
+    }
+  }
+  std::printf("FMA peak kernel: %s\n", isa.c_str());
+
+  // results[impl][{size, threads}] = GFLOP/s
+  std::map<std::string, std::map<std::pair<int, int>, double>> results;
+  std::map<std::string, std::string> infos;
+  std::vector<std::string> names;
+  std::string checks;
+  for (const auto& impl : kImpls) {
+    names.push_back(impl.name);
+    ChildOutput out = spawn_child(impl.name, repeats, impl.clean_openblas_env);
+    if (out.status != 0) {
+      std::printf("%s: child exited with status %d\n", impl.name, out.status);
+      failed = true;
+    }
+    for (const auto& line : out.lines) {
+      std::istringstream in(line);
+      std::string tag;
+      in >> tag;
+      if (tag == "info") std::getline(in >> std::ws, infos[impl.name]);
+      if (tag == "result") {
+        int n, threads;
+        double gflops;
+        in >> n >> threads >> gflops;
+        results[impl.name][{n, threads}] = gflops;
+      }
+      if (tag == "check") {
+        int n, threads;
+        double err;
+        std::string verdict;
+        in >> n >> threads >> err >> verdict;
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "%s%s %dT: %.4f %s", checks.empty() ? "" : "; ", impl.name, threads, err,
+                      verdict.c_str());
+        checks += buf;
+        if (verdict != "ok") failed = true;
+      }
+    }
+  }
+  for (const auto& name : names) std::printf("%-9s %s\n", (name + ":").c_str(), infos[name].c_str());
+  std::printf("check at %d (max |C-ref| / (K*2^-24*sum|a*b|), must be <= 1): %s\n", kCheckSize, checks.c_str());
+  std::printf("\n");
+
+  // Table.
+  bool have_anvil = results.count(kAnvilImpl) > 0;
+  std::printf("%6s %3s %9s", "size", "thr", "peak");
+  for (const auto& name : names) std::printf(" %16s", (name + " GF/s (%pk)").c_str());
+  std::printf(" %10s %10s\n", "best lib", have_anvil ? "anvil/best" : "anvil");
+  double min_ratio = INFINITY;
+  std::string rows_json;
+  for (int threads : kThreads) {
+    for (int n : kSizes) {
+      double pk = peak.count(threads) ? peak[threads] : NAN;
+      std::printf("%6d %3d %9.1f", n, threads, pk);
+      double best = 0;
+      std::string best_name = "-";
+      std::string row = "{\"size\": " + std::to_string(n) + ", \"threads\": " + std::to_string(threads) +
+                        ", \"peak\": " + json_number(pk);
+      for (const auto& name : names) {
+        auto it = results[name].find({n, threads});
+        double g = it == results[name].end() ? NAN : it->second;
+        char cell[64];
+        std::snprintf(cell, sizeof cell, "%.1f (%.0f%%)", g, 100.0 * g / pk);
+        std::printf(" %16s", cell);
+        row += ", \"" + name + "\": " + json_number(g);
+        if (name != kAnvilImpl && g > best) {
+          best = g;
+          best_name = name;
+        }
+      }
+      std::string ratio_text = "-";
+      if (have_anvil) {
+        double anvil = results[kAnvilImpl][{n, threads}];
+        double ratio = anvil / best;
+        min_ratio = std::min(min_ratio, ratio);
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.2fx", ratio);
+        ratio_text = buf;
+        row += ", \"anvil\": " + json_number(anvil) + ", \"anvil_vs_best\": " + json_number(ratio);
+      }
+      std::printf(" %10s %10s\n", best_name.c_str(), ratio_text.c_str());
+      row += ", \"best_library\": \"" + best_name + "\"}";
+      rows_json += (rows_json.empty() ? "" : ", ") + row;
+    }
+  }
+  std::printf("\n%%pk = share of the FMA peak measured above for the same thread count.\n");
+  if (failed) std::printf("FAILED: a child failed or a result check did not pass\n");
+
+  std::string json = "{\"bench\": \"gemm\", \"cpu\": \"" + anvil::bench::json_escape(cpu) + "\", \"avx512\": " +
+                     (avx512 ? "true" : "false") + ", \"peak_kernel\": \"" + anvil::bench::json_escape(isa) +
+                     "\", \"peak_gflops\": {\"1\": " + json_number(peak.count(1) ? peak[1] : NAN) +
+                     ", \"2\": " + json_number(peak.count(2) ? peak[2] : NAN) + "}, \"openblas\": \"" +
+                     anvil::bench::json_escape(infos["openblas"]) + "\", \"onednn\": \"" +
+                     anvil::bench::json_escape(infos["onednn"]) + "\", \"repeat\": " + std::to_string(repeats) +
+                     ", \"checks_ok\": " + (failed ? "false" : "true") + ", \"rows\": [" + rows_json +
+                     "], \"min_ratio_vs_best_library\": " + (have_anvil ? json_number(min_ratio) : "null") + "}";
+  std::printf("%s\n", json.c_str());
+  return failed ? 1 : 0;
+}
