@@ -1,0 +1,131 @@
+// The reference interpreter runs PrimFuncs on host tensors.
+#include "anvil/tir/interpreter.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "anvil/base/error.h"
+#include "anvil/ir/expr_ops.h"
+#include "anvil/runtime/tensor.h"
+#include "anvil/tir/printer.h"
+
+namespace anvil::tir {
+namespace {
+
+using ir::buffer_load;
+using ir::decl_buffer;
+
+float* f32(Tensor& t) { return static_cast<float*>(t.data()); }
+
+ErrorKind kind_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.kind();
+  }
+  ADD_FAILURE() << "no error thrown";
+  return ErrorKind::kInternal;
+}
+
+// C[i, j] = sum_k A[i, k] * B[k, j] over symbolic n, m, k.
+PrimFunc matmul() {
+  Var n = ir::size_var("n"), m = ir::size_var("m"), k = ir::size_var("k");
+  Buffer A = decl_buffer({n, k}, DataType::float32(), "A");
+  Buffer B = decl_buffer({k, m}, DataType::float32(), "B");
+  Buffer C = decl_buffer({n, m}, DataType::float32(), "C");
+  Var i("i"), j("j"), kk("kk");
+  Stmt update = buffer_store(C, buffer_load(C, {i, j}) + buffer_load(A, {i, kk}) * buffer_load(B, {kk, j}), {i, j});
+  Stmt body = make_for(i, 0, n, make_for(j, 0, m, seq({buffer_store(C, 0, {i, j}), make_for(kk, 0, k, update)})),
+                       ForKind::kParallel);
+  return make_prim_func("matmul", {A, B, C}, body);
+}
+
+TEST(Interpreter, MatmulWithSymbolicShapesMatchesReference) {
+  const uint32_t seed = 1234;
+  std::printf("seed %u\n", seed);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  PrimFunc f = matmul();
+  for (auto [n, m, k] : {std::tuple{3, 5, 7}, std::tuple{1, 1, 1}, std::tuple{8, 2, 4}}) {
+    Tensor A = Tensor::empty({n, k}, DataType::float32()), B = Tensor::empty({k, m}, DataType::float32());
+    Tensor C = Tensor::empty({n, m}, DataType::float32());
+    for (int x = 0; x < n * k; ++x) f32(A)[x] = dist(rng);
+    for (int x = 0; x < k * m; ++x) f32(B)[x] = dist(rng);
+    run_prim_func(f, {A.dl(), B.dl(), C.dl()});
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < m; ++j) {
+        float want = 0;
+        for (int kk = 0; kk < k; ++kk) want += f32(A)[i * k + kk] * f32(B)[kk * m + j];
+        ASSERT_NEAR(f32(C)[i * m + j], want, 1e-5) << i << "," << j;
+      }
+  }
+}
+
+TEST(Interpreter, VectorLoadsStoresLocalAllocationAndScalarParam) {
+  // B[4*o : 4*o+4] = T + alpha, where T (local) = A[4*o : 4*o+4] * 2, ramp indices.
+  Buffer A = decl_buffer({16}, DataType::float32(), "A");
+  Buffer B = decl_buffer({16}, DataType::float32(), "B");
+  Var t("T", ir::handle_type());
+  Buffer T = Buffer::make(t, DataType::float32(), {4}, {}, {}, "T", 64, "local");
+  Var o("o"), alpha("alpha", DataType::float32());
+  PrimExpr vec = ir::ramp(o * 4, 1, 4);
+  Stmt body = make_for(
+      o, 0, 4,
+      allocate(t, DataType::float32(), {4}, "local",
+               seq({buffer_store(T, buffer_load(A, {vec}) * 2, {ir::ramp(0, 1, 4)}),
+                    buffer_store(B, buffer_load(T, {ir::ramp(0, 1, 4)}) + ir::broadcast(alpha, 4), {vec})})));
+  PrimFunc f = make_prim_func("vec", {A, B, alpha}, body);
+  Tensor a = Tensor::empty({16}, DataType::float32()), b = Tensor::empty({16}, DataType::float32());
+  for (int i = 0; i < 16; ++i) f32(a)[i] = static_cast<float>(i);
+  run_prim_func(f, {a.dl(), b.dl(), 0.5});
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(f32(b)[i], 2.0f * i + 0.5f) << i;
+}
+
+TEST(Interpreter, IntegerKernelWithLetIfAndSelect) {
+  Var n = ir::size_var("n");
+  Buffer X = decl_buffer({n}, DataType::int32(), "X");
+  Buffer Y = decl_buffer({n}, DataType::int64(), "Y");
+  Var i("i"), v("v");
+  Stmt body = make_for(i, 0, n,
+                       let_stmt(v, buffer_load(X, {i}),
+                                if_then_else(ir::eq(floormod(v, 2), 0),
+                                             buffer_store(Y, ir::cast(DataType::int64(), floordiv(v, 2)), {i}),
+                                             buffer_store(Y, ir::cast(DataType::int64(), ir::select(v < 0, -v, v)), {i}))));
+  PrimFunc f = make_prim_func("collatz_ish", {X, Y}, body);
+  Tensor x = Tensor::empty({5}, DataType::int32()), y = Tensor::empty({5}, DataType::int64());
+  int32_t in[] = {4, -3, 7, -8, 0};
+  std::memcpy(x.data(), in, sizeof(in));
+  run_prim_func(f, {x.dl(), y.dl()});
+  int64_t want[] = {2, 3, 7, -4, 0};
+  for (int k = 0; k < 5; ++k) EXPECT_EQ(static_cast<int64_t*>(y.data())[k], want[k]) << k;
+}
+
+TEST(Interpreter, OutOfBoundsAccessIsIndexError) {
+  Buffer A = decl_buffer({4}, DataType::float32(), "A");
+  Var i("i");
+  PrimFunc f = make_prim_func("oob", {A}, make_for(i, 0, 5, buffer_store(A, 1, {i})));
+  Tensor a = Tensor::empty({4}, DataType::float32());
+  try {
+    run_prim_func(f, {a.dl()});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kIndex);
+    EXPECT_NE(std::string(e.what()).find("A[4]"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Interpreter, ArgumentMismatchesAreReported) {
+  PrimFunc f = matmul();
+  Tensor A = Tensor::empty({2, 3}, DataType::float32()), B = Tensor::empty({4, 2}, DataType::float32());
+  Tensor C = Tensor::empty({2, 2}, DataType::float32());
+  EXPECT_EQ(kind_of([&] { run_prim_func(f, {A.dl(), B.dl(), C.dl()}); }), ErrorKind::kValue);  // k: 3 vs 4
+  Tensor Bi = Tensor::empty({3, 2}, DataType::int32());
+  EXPECT_EQ(kind_of([&] { run_prim_func(f, {A.dl(), Bi.dl(), C.dl()}); }), ErrorKind::kType);
+  EXPECT_EQ(kind_of([&] { run_prim_func(f, {A.dl(), B.dl()}); }), ErrorKind::kValue);
+  EXPECT_EQ(kind_of([&] { run_prim_func(f, {A.dl(), int64_t{3}, C.dl()}); }), ErrorKind::kType);
+}
+
+}  // namespace
+}  // namespace anvil::tir
