@@ -7,6 +7,7 @@
 //                 RPCError and that Python type.
 // Remote objects that remote functions return come back as anvil.runtime.Object with type_key
 // "rpc.RemoteTensor"; RemoteTensor.from_object (used by anvil.rpc) turns them into RemoteTensors.
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -149,11 +150,15 @@ void init_rpc(nb::module_& m) {
   nb::class_<rpc::RPCSession>(sub, "RPCSession", "A session with an RPC server (Anvil or Apache TVM).")
       .def_static(
           "connect",
-          [](const std::string& url, int port, const std::string& key, double session_timeout) {
+          [](const std::string& url, int port, const std::string& key, double session_timeout,
+             std::optional<std::string> auth_token) {
+            rpc::ConnectOptions options;
+            options.auth_token = std::move(auth_token);  // None: $ANVIL_RPC_AUTH_TOKEN if set
             nb::gil_scoped_release release;
-            return rpc::RPCSession::connect(url, port, key, session_timeout);
+            return rpc::RPCSession::connect(url, port, key, session_timeout, options);
           },
-          nb::arg("url"), nb::arg("port"), nb::arg("key") = "", nb::arg("session_timeout") = 0.0)
+          nb::arg("url"), nb::arg("port"), nb::arg("key") = "", nb::arg("session_timeout") = 0.0,
+          nb::arg("auth_token") = nb::none())
       .def_prop_ro("is_open", &rpc::RPCSession::is_open)
       .def_prop_ro("remote_key", [](const rpc::RPCSession& s) { return s.remote_key(); })
       .def("close",

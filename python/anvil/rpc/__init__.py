@@ -298,7 +298,7 @@ class RPCSession:
         return f"<anvil.rpc.RPCSession key={self._impl.remote_key!r}>"
 
 
-def connect(url, port, key="", session_timeout=0, session_constructor_args=None):
+def connect(url, port, key="", session_timeout=0, session_constructor_args=None, auth_token=None):
     """Connect to an RPC server (TVM's ``tvm.rpc.connect``).
 
     Parameters
@@ -310,6 +310,10 @@ def connect(url, port, key="", session_timeout=0, session_constructor_args=None)
     session_timeout : float
         Seconds after which the server ends the session (0: never); calls then raise
         RPCSessionTimeoutError.
+    auth_token : str, optional
+        The server's ``--auth-token`` (an Anvil extension; see docs/rpc.md). None: the value of
+        $ANVIL_RPC_AUTH_TOKEN when set, else no token; "": no token. With a token, a server that
+        cannot prove it knows the token is refused too.
 
     Raises
     ------
@@ -320,7 +324,9 @@ def connect(url, port, key="", session_timeout=0, session_constructor_args=None)
     """
     if session_constructor_args:
         raise NotImplementedError("connect: session_constructor_args is not supported by the Anvil client")
-    return RPCSession(_RPCSessionImpl.connect(str(url), int(port), str(key), float(session_timeout)))
+    return RPCSession(
+        _RPCSessionImpl.connect(str(url), int(port), str(key), float(session_timeout), auth_token=auth_token)
+    )
 
 
 from .tracker import TrackerSession, connect_tracker  # noqa: E402
