@@ -1,6 +1,7 @@
 // Both sides of the data-plane handshake (see handshake.h and spec §1.2-1.5).
 #include "anvil/rpc/handshake.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -90,7 +91,9 @@ std::string connect_handshake(Channel& ch, const std::string& full_key, const st
   write_i32(ch, static_cast<int32_t>(full_key.size()), timeout);
   if (!full_key.empty()) ch.write_all(full_key.data(), full_key.size(), timeout);
   int32_t code = 0;
-  if (!ch.read_exact(&code, 4, timeout, timeout, /*allow_eof=*/true)) {
+  // The answer may take long: a proxy answers only once it has paired us with a server, and a
+  // busy server accepts only after its current session (TVM's client waits without limit).
+  if (!ch.read_exact(&code, 4, std::max(timeout, limits.idle_timeout_ms), timeout, /*allow_eof=*/true)) {
     throw RPCError(ErrorKind::kIO, str_cat(where, " closed the connection during the handshake"));
   }
   std::string key = full_key.starts_with("client:") ? full_key.substr(7) : full_key;

@@ -31,7 +31,9 @@ std::optional<ClientHello> accept_handshake(Channel& ch, const std::string& matc
                                             const Limits& limits, std::string* reason);
 
 // Connector: sends magic and "client:<key>[ -timeout=<t>]" (key given whole, prefix included)
-// and returns the server's key. Throws RPCError with TVM's texts on MISMATCH/DUPLICATE or a
+// and returns the server's key. The first byte of the answer may take up to
+// limits.idle_timeout_ms (a proxy answers once it has paired us; a busy server after its
+// session); the rest, limits.handshake_timeout_ms. Throws RPCError with TVM's texts on MISMATCH/DUPLICATE or a
 // reply that is not from an RPC server; ChannelError on I/O failure.
 std::string connect_handshake(Channel& ch, const std::string& full_key, const std::string& where,
                               const Limits& limits);
