@@ -65,6 +65,7 @@ std::optional<CallOp> parse_call_op(std::string_view name) {
 }
 
 PrimExpr::PrimExpr(int value) : PrimExpr(IntImmNode::make(DataType::int32(), value)) {}
+PrimExpr::PrimExpr(double value) : PrimExpr(FloatImmNode::make(DataType::float32(), value)) {}
 
 // ---- immediates ---------------------------------------------------------------------------
 

@@ -52,13 +52,17 @@ class PrimExprNode : public Node {
   DataType dtype_;
 };
 
-// Handle to any expression. Implicitly built from an int (an int32 immediate) so that shapes and
-// loop bounds read naturally: {n, 4}, make_for(i, 0, n, ...).
+// Handle to any expression. Implicitly built from an int (an int32 immediate) or a double (a
+// float32 immediate) so that shapes, bounds and constants read naturally: {n, 4},
+// make_for(i, 0, n, ...), select(c, x, 0.0). Builders let such literals adopt the dtype of the
+// other operand (see expr_ops.h). Other C++ arithmetic types are ambiguous on purpose: use
+// int_imm / float_imm with an explicit dtype.
 class PrimExpr : public NodeRef<PrimExprNode> {
  public:
   PrimExpr() = default;
   explicit PrimExpr(const PrimExprNode* node) : NodeRef(node) {}
-  PrimExpr(int value);  // NOLINT(google-explicit-constructor): int32 immediate
+  PrimExpr(int value);     // NOLINT(google-explicit-constructor): int32 immediate
+  PrimExpr(double value);  // NOLINT(google-explicit-constructor): float32 immediate
 
   DataType dtype() const { return get()->dtype(); }
   ExprKind kind() const { return get()->kind(); }

@@ -28,6 +28,14 @@ TEST(Expr, IntLiteralIsInt32Immediate) {
   EXPECT_EQ(e.as<FloatImmNode>(), nullptr);
 }
 
+TEST(Expr, DoubleLiteralIsFloat32ImmediateAndAdoptsFloatTypes) {
+  PrimExpr e = 2.5;
+  ASSERT_NE(e.as<FloatImmNode>(), nullptr);
+  EXPECT_EQ(e.dtype(), DataType::float32());
+  Var x("x", DataType::float64());
+  EXPECT_EQ(select(x > 0, x, 0.0).dtype(), DataType::float64());
+}
+
 TEST(Expr, ImmediateOutOfRangeIsValueError) {
   EXPECT_EQ(kind_of([] { int_imm(300, DataType::int8()); }), ErrorKind::kValue);
   EXPECT_EQ(kind_of([] { int_imm(-1, DataType::uint32()); }), ErrorKind::kValue);

@@ -102,6 +102,22 @@ TEST(Interpreter, IntegerKernelWithLetIfAndSelect) {
   for (int k = 0; k < 5; ++k) EXPECT_EQ(static_cast<int64_t*>(y.data())[k], want[k]) << k;
 }
 
+TEST(Interpreter, ReadmeExamplePrintsAndRuns) {
+  Var n = ir::size_var("n"), i("i");
+  Buffer A = ir::decl_buffer({n}, DataType::float32(), "A");
+  Buffer B = ir::decl_buffer({n}, DataType::float32(), "B");
+  Stmt body = make_for(i, 0, n, buffer_store(B, ir::buffer_load(A, {i}) * 2.0, {i}), ForKind::kParallel);
+  PrimFunc f = make_prim_func("scale", {A, B}, body);
+  EXPECT_EQ(to_string(f),
+            "func scale(A: Buffer(float32, [n]), B: Buffer(float32, [n])):\n"
+            "  for i in range(0, n) parallel:\n"
+            "    B[i] = A[i] * 2.0f\n");
+  Tensor a = Tensor::empty({8}, DataType::float32()), b = Tensor::empty({8}, DataType::float32());
+  for (int k = 0; k < 8; ++k) f32(a)[k] = static_cast<float>(k);
+  run_prim_func(f, {a.dl(), b.dl()});
+  for (int k = 0; k < 8; ++k) EXPECT_EQ(f32(b)[k], 2.0f * k);
+}
+
 TEST(Interpreter, OutOfBoundsAccessIsIndexError) {
   Buffer A = decl_buffer({4}, DataType::float32(), "A");
   Var i("i");
