@@ -19,11 +19,16 @@ uint64_t dtype_hash(DataType t) {
   return (uint64_t{t.code()} << 24) | (uint64_t(t.bits()) << 16) | uint64_t(t.lanes());
 }
 
-uint64_t str_hash(std::string_view s) { return std::hash<std::string_view>()(s); }
 
 constexpr uint64_t kDefinedVarTag = 0x1001, kFreeVarTag = 0x1002, kBufferTag = 0x1003, kUndefinedTag = 0x1004;
 
 }  // namespace
+
+uint64_t StructuralHasher::str_hash(std::string_view s) {  // FNV-1a: the same everywhere
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ULL;
+  return h;
+}
 
 uint64_t StructuralHasher::combine(uint64_t seed, uint64_t value) { return mix(seed ^ (value + 0x632be59bd9b4e019ULL + (seed << 6))); }
 

@@ -1,10 +1,12 @@
 // Structural hash of expressions, consistent with structural_equal: structurally equal
 // expressions (under the same map_free_vars flag) hash equal. Defined variables hash by their
 // definition order, free variables by identity (or by first-use order with map_free_vars);
-// names never enter the hash.
+// names never enter the hash. Without free variables the value does not depend on the process
+// or platform (no pointers, no std::hash), so it may be stored (tuning records).
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -29,6 +31,7 @@ class StructuralHasher {
   uint64_t define_buffer(const Buffer& b);
 
   static uint64_t combine(uint64_t seed, uint64_t value);
+  static uint64_t str_hash(std::string_view s);
 
  protected:
   uint64_t var_use(const VarNode* v);

@@ -1,7 +1,6 @@
 // Structural equality and hash of statements and functions.
 #include "anvil/tir/structural_equal.h"
 
-#include <functional>
 
 namespace anvil::tir {
 namespace {
@@ -100,10 +99,10 @@ class Hasher : public ir::StructuralHasher {
       case StmtKind::kFor: {
         auto* x = s.as<ForNode>();
         h = combine(h, static_cast<uint64_t>(x->for_kind()));
-        h = combine(h, std::hash<std::string>()(x->thread_tag()));
+        h = combine(h, str_hash(x->thread_tag()));
         h = combine(h, expr(x->min()));
         h = combine(h, expr(x->extent()));
-        for (const auto& [k, v] : x->annotations()) h = combine(combine(h, std::hash<std::string>()(k)), expr(v));
+        for (const auto& [k, v] : x->annotations()) h = combine(combine(h, str_hash(k)), expr(v));
         h = combine(h, define_var(x->loop_var()));
         return combine(h, stmt(x->body()));
       }
@@ -115,7 +114,7 @@ class Hasher : public ir::StructuralHasher {
       }
       case StmtKind::kAllocate: {
         auto* x = s.as<AllocateNode>();
-        h = combine(h, std::hash<std::string>()(x->dtype().to_string() + "/" + x->scope()));
+        h = combine(h, str_hash(x->dtype().to_string() + "/" + x->scope()));
         h = combine(h, exprs(x->extents()));
         h = combine(h, define_var(x->buffer_var()));
         return combine(h, stmt(x->body()));
@@ -139,7 +138,7 @@ class Hasher : public ir::StructuralHasher {
         return combine(h, expr(s.as<EvaluateNode>()->value()));
       case StmtKind::kAttrStmt: {
         auto* x = s.as<AttrStmtNode>();
-        h = combine(h, std::hash<std::string>()(x->key()));
+        h = combine(h, str_hash(x->key()));
         h = combine(h, expr(x->node()));
         h = combine(h, expr(x->value()));
         return combine(h, stmt(x->body()));
@@ -154,9 +153,9 @@ class Hasher : public ir::StructuralHasher {
     uint64_t h = combine(0x2003, x->params().size());
     for (const auto& p : x->params()) h = combine(h, define_var(p));
     for (const auto& [p, b] : x->buffer_map()) h = combine(combine(h, expr(p)), define_buffer(b));
-    h = combine(h, std::hash<std::string>()(ir::dtype_name(x->ret_type())));
+    h = combine(h, str_hash(ir::dtype_name(x->ret_type())));
     for (const auto& [k, v] : x->attrs())
-      if (k != attr::kGlobalSymbol) h = combine(combine(h, std::hash<std::string>()(k)), expr(v));
+      if (k != attr::kGlobalSymbol) h = combine(combine(h, str_hash(k)), expr(v));
     return combine(h, stmt(x->body()));
   }
 };
