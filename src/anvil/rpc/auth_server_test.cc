@@ -62,12 +62,19 @@ TEST_F(AuthServerTest, RightTokenWorksWrongAndMissingAreRefused) {
   EXPECT_TRUE(s.child.wait_for("authenticated").has_value()) << s.child.log();
 }
 
+// Sets an environment variable for one scope (the server child inherits it).
+struct ScopedEnv {
+  ScopedEnv(const char* name, const char* value) : name(name) { ::setenv(name, value, 1); }
+  ~ScopedEnv() { ::unsetenv(name); }
+  const char* name;
+};
+
 TEST_F(AuthServerTest, TokenFromTheEnvironment) {
-  ::setenv("ANVIL_RPC_AUTH_TOKEN", "from-env", 1);
+  std::optional<ScopedEnv> env(std::in_place, "ANVIL_RPC_AUTH_TOKEN", "from-env");
   TokenServer s({});
   // The client reads the same variable when given no token.
   RPCSession remote = RPCSession::connect("127.0.0.1", s.port);
-  ::unsetenv("ANVIL_RPC_AUTH_TOKEN");
+  env.reset();
   EXPECT_EQ(remote.get_function("rpc.test.addone")(int64_t{5}).as_int(), 6);
   remote.close();
   EXPECT_NE(refusal(s, "other").find("wrong auth token"), std::string::npos);

@@ -149,9 +149,17 @@ struct Proxy::Impl : PeerOwner {
   }
 
   void on_closed(Peer& peer) override {
-    if (std::optional<std::string> key = table.server_key_of(peer.id())) alloc_time.erase(*key);
+    std::optional<std::string> key = table.server_key_of(peer.id());
+    if (key) alloc_time.erase(*key);
     table.remove(peer.id());
     peers.erase(peer.id());
+    if (key && tracker && tracker->connected() && !stopping) {
+      // The tracker still offers the departed server's key and has no message to withdraw one,
+      // but it drops every value of a connection that closes: reconnect and register the rest.
+      log_info("RPCProxy: registered server ", *key, " left; re-registering the others with the tracker");
+      tracker->close();
+      tracker->connect();
+    }
   }
 
   // ---- tracker mode ----

@@ -292,6 +292,18 @@ TEST_F(ProxyTest, TrackerModeRegistersProxiedServersByKey) {
   EXPECT_THROW(RPCSession::connect("127.0.0.1", proxy.port(), "farm"), RPCError);
   RPCSession remote = RPCSession::connect(addr, port, matchkey);
   expect_working_session(remote);
+  remote.close();
+  // The server dials again and is offered again; when it goes away for good, the tracker
+  // stops offering it (the proxy re-registers through a fresh connection).
+  auto free_count = [&] {
+    const tracker::Json s = client.summary();
+    return s["queue_info"].contains("farm") ? s["queue_info"]["farm"]["free"].get<int>() : 0;
+  };
+  for (int i = 0; i < 250 && free_count() != 1; ++i) std::this_thread::sleep_for(20ms);
+  ASSERT_EQ(free_count(), 1) << server->log();
+  server->stop();
+  for (int i = 0; i < 250 && free_count() != 0; ++i) std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(free_count(), 0) << client.summary().dump();
 }
 
 TEST_F(ProxyTest, AuthTokenWorksThroughTheProxy) {
