@@ -229,15 +229,17 @@ def test_auth_token_with_anvil_client(children):
 def test_tvm_client_against_token_server_fails_cleanly(children):
     port = free_port()
     server = our_server(children, "--host", "127.0.0.1", "--port", port, "--port-end", port + 1, "--key", "x",
-                        "--auth-token", "tok")
+                        "--auth-token", "s3cr3t-zz")
     server.wait_for(r"bind to 127\.0\.0\.1:")
+    # The server hid the token from `ps`.
+    assert b"s3cr3t-zz" not in Path(f"/proc/{server.proc.pid}/cmdline").read_bytes()
     start = time.monotonic()
     with pytest.raises(tvm.error.RPCError, match="requires an auth token"):
         rpc.connect("127.0.0.1", port, key="x")
     assert time.monotonic() - start < 5, "the TVM client should fail at once, not wait for a timeout"
     server.wait_for("without answering the auth challenge")
     # The server keeps serving, and Anvil's client with the token gets in.
-    sess = anvil.rpc.connect("127.0.0.1", port, key="x", auth_token="tok")
+    sess = anvil.rpc.connect("127.0.0.1", port, key="x", auth_token="s3cr3t-zz")
     assert sess.get_function("rpc.test.addone")(1) == 2
     sess.close()
 

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 
 #include "anvil/rpc/auth.h"
@@ -26,6 +27,20 @@ std::vector<std::string> split_libraries(const std::string& text) {
     if (!item.empty()) out.push_back(item);
   }
   return out;
+}
+
+// Overwrites the token in our own argument list, so that `ps` and /proc/<pid>/cmdline stop
+// showing it (it was visible from exec until here; the environment variable avoids even that).
+void hide_token_in_argv(int argc, char** argv) {
+  constexpr std::string_view kFlag = "--auth-token";
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == kFlag && i + 1 < argc) {
+      std::memset(argv[i + 1], 'x', std::strlen(argv[i + 1]));
+    } else if (arg.starts_with(kFlag) && arg.size() > kFlag.size() && arg[kFlag.size()] == '=') {
+      std::memset(argv[i] + kFlag.size() + 1, 'x', arg.size() - kFlag.size() - 1);
+    }
+  }
 }
 
 }  // namespace
@@ -77,6 +92,7 @@ int server_main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  hide_token_in_argv(argc, argv);
   if (o.auth_token.empty()) {
     const char* env = std::getenv(kAuthTokenEnv);
     if (env != nullptr) o.auth_token = env;
