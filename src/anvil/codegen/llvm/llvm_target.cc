@@ -44,17 +44,8 @@ HostCpu detect_host() {
     return a.substr(1) < b.substr(1);
   });
   for (const auto& f : list) host.features += (host.features.empty() ? "" : ",") + f;
-  host.cpu = host.detected_name;
-  llvm::Triple triple(host.triple);
-  if ((host.cpu.empty() || host.cpu == "generic" || host.cpu == "unknown") && triple.isX86()) {
-    // LLVM 16 does not know this CPU (e.g. Zen 5). Pick a scheduling model; the ISA comes from
-    // the feature list either way.
-    if (is_amd_cpu())
-      host.cpu = "znver4";
-    else
-      host.cpu = features.lookup("avx512f") ? "x86-64-v4" : features.lookup("avx2") ? "x86-64-v3" : "x86-64";
-  }
-  if (host.cpu.empty()) host.cpu = "generic";
+  host.cpu = host_cpu_model(host.detected_name, llvm::Triple(host.triple).isX86(), is_amd_cpu(),
+                           features.lookup("avx512f"), features.lookup("avx2"));
   return host;
 }
 
@@ -71,6 +62,16 @@ bool same_machine(const llvm::Triple& a, const llvm::Triple& b) {
 }
 
 }  // namespace
+
+std::string host_cpu_model(const std::string& detected, bool x86, bool amd, bool avx512f, bool avx2) {
+  bool unknown = detected.empty() || detected == "generic" || detected == "unknown";
+  if (!unknown) return detected;
+  if (!x86) return "generic";
+  // LLVM does not know this CPU (e.g. Zen 5 in LLVM 16). Pick a scheduling model; the ISA comes
+  // from the feature list either way.
+  if (amd) return "znver4";
+  return avx512f ? "x86-64-v4" : avx2 ? "x86-64-v3" : "x86-64";
+}
 
 const HostCpu& host_cpu() {
   static const HostCpu host = detect_host();

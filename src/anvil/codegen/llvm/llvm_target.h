@@ -46,6 +46,9 @@ struct HostCpu {
   std::string features;       // sorted "+f"/"-f" list
 };
 const HostCpu& host_cpu();
+// The scheduling model used for a CPU that LLVM's host detection named `detected` (the rules
+// above; exposed so they can be tested on any machine).
+std::string host_cpu_model(const std::string& detected, bool x86, bool amd, bool avx512f, bool avx2);
 
 // Resolves a target of kind "llvm"; ValueError for other kinds, an unknown triple, an unknown
 // CPU name, or -mcpu=native with a foreign triple.

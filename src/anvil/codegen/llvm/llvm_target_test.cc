@@ -31,6 +31,18 @@ TEST(LLVMTargetTest, PlainLLVMIsTheHost) {
               host.detected_name.c_str());
 }
 
+TEST(LLVMTargetTest, UnknownHostCpusGetASchedulingModel) {
+  // Zen 5 (AMD family 26) is "generic" to LLVM 16: schedule as Zen 4, features from the host.
+  EXPECT_EQ(host_cpu_model("generic", /*x86=*/true, /*amd=*/true, true, true), "znver4");
+  EXPECT_EQ(host_cpu_model("unknown", true, true, false, true), "znver4");
+  EXPECT_EQ(host_cpu_model("", true, false, true, true), "x86-64-v4");
+  EXPECT_EQ(host_cpu_model("generic", true, false, false, true), "x86-64-v3");
+  EXPECT_EQ(host_cpu_model("generic", true, false, false, false), "x86-64");
+  EXPECT_EQ(host_cpu_model("generic", false, false, false, false), "generic");
+  EXPECT_EQ(host_cpu_model("sapphirerapids", true, false, true, true), "sapphirerapids");
+  EXPECT_EQ(host_cpu_model("znver3", true, true, false, true), "znver3");
+}
+
 TEST(LLVMTargetTest, HostFeaturesFollowTheMachine) {
   const std::string& features = host_cpu().features;
 #if defined(__x86_64__)
