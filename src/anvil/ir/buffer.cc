@@ -2,6 +2,7 @@
 #include "anvil/ir/buffer.h"
 
 #include "anvil/base/error.h"
+#include "anvil/ir/expr_ops.h"
 
 namespace anvil::ir {
 namespace {
@@ -60,6 +61,31 @@ PrimExpr Buffer::num_elements() const {
     n = MulNode::make(n, d);
   }
   return n;
+}
+
+std::vector<PrimExpr> Buffer::effective_strides() const {
+  const BufferNode* b = get();
+  if (!b->strides().empty()) return b->strides();
+  std::vector<PrimExpr> strides(b->shape().size());
+  PrimExpr running;
+  for (size_t d = strides.size(); d-- > 0;) {
+    strides[d] = running.defined() ? running : int_imm(1, b->shape()[d].dtype());
+    running = running.defined() ? b->shape()[d] * running : b->shape()[d];
+  }
+  return strides;
+}
+
+PrimExpr Buffer::flat_index(const std::vector<PrimExpr>& indices) const {
+  const BufferNode* b = get();
+  access_lanes(*this, indices, "flat_index");
+  std::vector<PrimExpr> strides = effective_strides();
+  PrimExpr index;
+  if (as_const_int(b->elem_offset()) != 0) index = b->elem_offset();
+  for (size_t d = 0; d < indices.size(); ++d) {
+    PrimExpr term = as_const_int(strides[d]) == 1 ? indices[d] : indices[d] * strides[d];
+    index = index.defined() ? index + term : term;
+  }
+  return index.defined() ? index : int_imm(0);
 }
 
 Buffer decl_buffer(std::vector<PrimExpr> shape, DataType dtype, std::string name, std::string scope) {

@@ -56,6 +56,14 @@ class Buffer : public NodeRef<BufferNode> {
   int ndim() const { return get()->ndim(); }
   // shape[0] * ... * shape[k-1] as an expression (1 for a scalar buffer); no simplification.
   PrimExpr num_elements() const;
+  // The strides in elements: the declared ones, or row-major ones computed from the shape
+  // (last dimension 1). No simplification.
+  std::vector<PrimExpr> effective_strides() const;
+  // The element offset of buffer[indices] from data: elem_offset + sum(index_d * stride_d), one
+  // index per dimension (vector indices give a vector offset). No simplification beyond
+  // dropping a constant-zero elem_offset and unit strides; flattening passes and code
+  // generators use it.
+  PrimExpr flat_index(const std::vector<PrimExpr>& indices) const;
 };
 
 // A compact buffer with a fresh data var named name (row-major, offset 0, default alignment).

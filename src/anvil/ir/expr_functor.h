@@ -15,6 +15,7 @@
 #include <functional>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "anvil/ir/buffer.h"
@@ -55,8 +56,9 @@ class ExprMutator {
 // free and safe while the tree is alive).
 inline PrimExpr ref_of(const PrimExprNode* node) { return PrimExpr(node); }
 
-// Var -> replacement, keyed by identity.
+// Var -> replacement, keyed by identity; a set of vars by identity.
 using VarMap = std::unordered_map<Var, PrimExpr, NodeIdentityHash, NodeIdentityEqual>;
+using VarSet = std::unordered_set<Var, NodeIdentityHash, NodeIdentityEqual>;
 
 // e with every use of a mapped var replaced (replacements must have the var's dtype, else
 // TypeError from the rebuilt node). Buffers whose shape/strides/offset/data mention mapped vars

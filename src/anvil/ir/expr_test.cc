@@ -6,6 +6,7 @@
 #include "anvil/base/error.h"
 #include "anvil/ir/buffer.h"
 #include "anvil/ir/expr_ops.h"
+#include "anvil/ir/printer.h"
 
 namespace anvil::ir {
 namespace {
@@ -175,6 +176,18 @@ TEST(Buffer, LoadChecksArityAndSupportsVectorIndices) {
   EXPECT_EQ(kind_of([&] { buffer_load(A, {i}); }), ErrorKind::kValue);
   EXPECT_EQ(kind_of([&] { buffer_load(A, {i, Var("f", DataType::float32())}); }), ErrorKind::kType);
   EXPECT_EQ(A.num_elements().kind(), ExprKind::kMul);
+}
+
+TEST(Buffer, FlatIndexUsesStridesAndOffset) {
+  Var n = size_var("n"), m = size_var("m"), i("i"), j("j"), k("k");
+  Buffer A = decl_buffer({n, m, 4}, DataType::float32(), "A");
+  EXPECT_EQ(to_string(A.flat_index({i, j, k})), "i * (m * 4) + j * 4 + k");
+  Var s0("s0");
+  Buffer S = Buffer::make(Var("d", handle_type()), DataType::int8(), {n, m}, {s0, 1}, 7, "S", 1, "global");
+  EXPECT_EQ(to_string(S.flat_index({i, j})), "7 + i * s0 + j");
+  EXPECT_EQ(S.flat_index({i, ramp(j, 1, 4)}).dtype().lanes(), 4);
+  Buffer scalar = decl_buffer({}, DataType::float32(), "x");
+  EXPECT_EQ(to_string(scalar.flat_index({})), "0");
 }
 
 TEST(Buffer, FactoryValidatesOperands) {
