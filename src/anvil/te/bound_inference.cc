@@ -1,0 +1,179 @@
+// Bound inference: the region of each stage its readers need, then the extents of the stage's
+// loops and the root indices in terms of them.
+#include <algorithm>
+#include <unordered_set>
+
+#include "anvil/base/error.h"
+#include "anvil/ir/expr_ops.h"
+#include "anvil/te/lower_state.h"
+
+namespace anvil::te {
+namespace {
+
+using ir::VarNode;
+
+// Loads of `buffer` in e: their index lists.
+std::vector<std::vector<PrimExpr>> accesses(const PrimExpr& e, const ir::BufferNode* buffer) {
+  struct Finder : ir::ExprVisitor {
+    const ir::BufferNode* buffer;
+    std::vector<std::vector<PrimExpr>> found;
+    using ir::ExprVisitor::visit_;
+    void visit_(const ir::BufferLoadNode* op) override {
+      ir::ExprVisitor::visit_(op);
+      if (op->buffer().get() == buffer) found.push_back(op->indices());
+    }
+  } f;
+  f.buffer = buffer;
+  f.visit_expr(e);
+  return std::move(f.found);
+}
+
+bool const_divides(const PrimExpr& extent, const PrimExpr& factor) {
+  auto e = ir::as_const_int(extent), f = ir::as_const_int(factor);
+  return e && f && *f > 0 && *e % *f == 0;
+}
+
+void infer_region(LowerState* state, int i) {
+  StageInfo& info = state->stages[i];
+  const Tensor& op = info.stage->op;
+  const auto& shape = op.shape();
+  info.region.clear();
+  if (info.in_args || info.stage->is_output || info.readers.empty()) {
+    for (const PrimExpr& s : shape) info.region.push_back(Range{ir::int_imm(0, s.dtype()), s});
+    return;
+  }
+  RelaxSpec spec = state->loops;
+  spec.keep = state->enclosing_vars(i);
+  std::vector<std::optional<Interval>> u(shape.size());
+  std::vector<bool> whole(shape.size(), false);
+  for (int r : info.readers) {
+    const StageInfo& reader = state->stages[r];
+    for (const auto& idx : accesses(reader.body, op->buffer().get())) {
+      for (size_t d = 0; d < shape.size(); ++d) {
+        auto iv = eval_interval(ir::substitute(idx[d], reader.root_value), spec);
+        if (!iv) {
+          whole[d] = true;
+          continue;
+        }
+        if (!u[d]) {
+          u[d] = iv;
+        } else {
+          u[d] = Interval{fold_min(u[d]->lo, iv->lo), fold_max(u[d]->hi, iv->hi)};
+        }
+      }
+    }
+  }
+  for (size_t d = 0; d < shape.size(); ++d) {
+    PrimExpr zero = ir::int_imm(0, shape[d].dtype());
+    if (whole[d] || !u[d]) {
+      info.region.push_back(Range{zero, shape[d]});
+      continue;
+    }
+    PrimExpr lo = u[d]->lo, hi = u[d]->hi;
+    PrimExpr last = fold_sub(shape[d], ir::int_imm(1, shape[d].dtype()));
+    auto clo = ir::as_const_int(lo);
+    if (!clo || *clo < 0) lo = fold_max(lo, zero);
+    auto chi = ir::as_const_int(hi), clast = ir::as_const_int(last);
+    if (!(chi && clast && *chi <= *clast)) hi = fold_min(hi, last);
+    info.region.push_back(Range{lo, fold_add(fold_sub(hi, lo), ir::int_imm(1, lo.dtype()))});
+  }
+}
+
+void derive_loops(LowerState* state, int i) {
+  StageInfo& info = state->stages[i];
+  const StageNode* st = info.stage.get();
+  const Tensor& op = st->op;
+  // Root extents, and which roots each axis derives from.
+  std::unordered_map<const IterVarNode*, std::vector<const IterVarNode*>> roots;
+  for (size_t d = 0; d < op->axis().size(); ++d) {
+    info.extent[op->axis()[d].get()] = info.region[d].extent;
+    roots[op->axis()[d].get()] = {op->axis()[d].get()};
+  }
+  for (const IterVar& k : op->reduce_axis()) {
+    info.extent[k.get()] = k->dom().extent;
+    roots[k.get()] = {k.get()};
+  }
+  std::unordered_set<const IterVarNode*> needs_guard;
+  for (const IterRelation& rel : st->relations) {
+    if (rel.kind == IterRelation::kSplit) {
+      const SplitRelation& s = rel.split;
+      PrimExpr e = info.extent.at(s.parent.get());
+      if (s.by_nparts) {
+        info.extent[s.outer.get()] = s.factor;
+        info.extent[s.inner.get()] = fold_ceildiv(e, s.factor);
+      } else {
+        info.extent[s.outer.get()] = fold_ceildiv(e, s.factor);
+        info.extent[s.inner.get()] = s.factor;
+      }
+      if (!const_divides(e, s.factor))
+        for (auto* r : roots[s.parent.get()]) needs_guard.insert(r);
+      roots[s.outer.get()] = roots[s.inner.get()] = roots[s.parent.get()];
+    } else {
+      const FuseRelation& f = rel.fuse;
+      info.extent[f.fused.get()] = fold_mul(info.extent.at(f.outer.get()), info.extent.at(f.inner.get()));
+      auto r = roots[f.outer.get()];
+      for (auto* x : roots[f.inner.get()]) r.push_back(x);
+      roots[f.fused.get()] = r;
+    }
+  }
+  // Values, from the leaves up.
+  std::unordered_map<const IterVarNode*, PrimExpr> value;
+  for (const IterVar& leaf : st->leaf_iter_vars) value[leaf.get()] = leaf.var();
+  for (auto it = st->relations.rbegin(); it != st->relations.rend(); ++it) {
+    if (it->kind == IterRelation::kSplit) {
+      const SplitRelation& s = it->split;
+      value[s.parent.get()] = fold_add(fold_mul(value.at(s.outer.get()), info.extent.at(s.inner.get())),
+                                       value.at(s.inner.get()));
+    } else {
+      const FuseRelation& f = it->fuse;
+      PrimExpr fused = value.at(f.fused.get()), inner_ext = info.extent.at(f.inner.get());
+      value[f.outer.get()] = fold_floordiv(fused, inner_ext);
+      value[f.inner.get()] = fold_floormod(fused, inner_ext);
+    }
+  }
+  info.rel.clear();
+  for (size_t d = 0; d < op->axis().size(); ++d) {
+    const IterVar& a = op->axis()[d];
+    info.rel.push_back(value.at(a.get()));
+    info.root_value[a.var()] = fold_add(info.region[d].min, value.at(a.get()));
+  }
+  for (const IterVar& k : op->reduce_axis()) info.root_value[k.var()] = fold_add(k->dom().min, value.at(k.get()));
+  // Guards: under the innermost leaf that the root derives from.
+  for (const IterVarNode* r : needs_guard) {
+    int pos = -1;
+    for (size_t l = 0; l < st->leaf_iter_vars.size(); ++l)
+      for (auto* x : roots[st->leaf_iter_vars[l].get()])
+        if (x == r) pos = static_cast<int>(l);
+    PrimExpr cond = value.at(r) < info.extent.at(r);
+    info.guards.push_back(StageInfo::Guard{pos, r->iter_kind() == IterKind::kReduce, cond});
+  }
+  std::sort(info.guards.begin(), info.guards.end(), [](const auto& a, const auto& b) { return a.position < b.position; });
+  for (const IterVar& leaf : st->leaf_iter_vars) state->loops.extent[leaf.var().get()] = info.extent.at(leaf.get());
+}
+
+}  // namespace
+
+std::unordered_set<const ir::VarNode*> LowerState::enclosing_vars(int i) {
+  std::unordered_set<const ir::VarNode*> out;
+  const StageNode* st = stages[i].stage.get();
+  while (st->attach == AttachKind::kScope) {
+    auto parent = st->attach_stage.lock();
+    ANVIL_ICHECK(parent, "attach stage expired");
+    int pos = parent->leaf_index(st->attach_ivar);
+    ANVIL_ICHECK(pos >= 0, "attach axis is not a leaf");
+    for (int l = 0; l <= pos; ++l) out.insert(parent->leaf_iter_vars[l].var().get());
+    st = parent.get();
+  }
+  return out;
+}
+
+void infer_bounds(LowerState* state) {
+  for (int i = static_cast<int>(state->stages.size()) - 1; i >= 0; --i) {
+    StageInfo& info = state->stages[i];
+    if (info.is_placeholder || info.is_inline) continue;
+    infer_region(state, i);
+    derive_loops(state, i);
+  }
+}
+
+}  // namespace anvil::te

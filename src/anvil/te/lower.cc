@@ -1,0 +1,184 @@
+// te::lower: stage table, inlining, checks, realisation, and the function around the nests.
+#include "anvil/te/lower.h"
+
+#include <unordered_set>
+
+#include "anvil/base/error.h"
+#include "anvil/ir/expr_ops.h"
+#include "anvil/te/interval.h"
+#include "anvil/te/lower_state.h"
+
+namespace anvil::te {
+namespace {
+
+using tir::Stmt;
+
+// Substitutes the bodies of inlined stages for loads of them (their bodies are already
+// expanded, so one level suffices).
+class Inliner : public ir::ExprMutator {
+ public:
+  explicit Inliner(LowerState* s) : state_(s) {}
+  using ir::ExprMutator::mutate_;
+  PrimExpr mutate_(const ir::BufferLoadNode* op) override {
+    PrimExpr e = ir::ExprMutator::mutate_(op);
+    auto* load = e.as<ir::BufferLoadNode>();
+    auto it = state_->by_buffer.find(load->buffer().get());
+    if (it == state_->by_buffer.end() || !state_->stages[it->second].is_inline) return e;
+    const StageInfo& t = state_->stages[it->second];
+    ir::VarMap map;
+    const auto& axes = t.stage->op->axis();
+    for (size_t d = 0; d < axes.size(); ++d) map[axes[d].var()] = load->indices()[d];
+    return ir::substitute(t.body, map);
+  }
+
+ private:
+  LowerState* state_;
+};
+
+bool reads(const PrimExpr& e, const ir::BufferNode* b) {
+  struct V : ir::ExprVisitor {
+    const ir::BufferNode* b;
+    bool found = false;
+    using ir::ExprVisitor::visit_;
+    void visit_(const ir::BufferLoadNode* op) override {
+      if (op->buffer().get() == b) found = true;
+      ir::ExprVisitor::visit_(op);
+    }
+  } v;
+  v.b = b;
+  v.visit_expr(e);
+  return v.found;
+}
+
+// Whether reader r runs inside the attach loop of stage i (at or below it).
+bool runs_inside(LowerState* state, int r, const StageNode* target, int target_pos) {
+  const StageNode* st = state->stages[r].stage.get();
+  if (st == target) return true;
+  while (st->attach == AttachKind::kScope) {
+    auto parent = st->attach_stage.lock();
+    if (parent.get() == target) return parent->leaf_index(st->attach_ivar) >= target_pos;
+    st = parent.get();
+  }
+  return false;
+}
+
+void check_attachments(LowerState* state) {
+  for (size_t i = 0; i < state->stages.size(); ++i) {
+    StageInfo& info = state->stages[i];
+    const StageNode* st = info.stage.get();
+    if (st->attach != AttachKind::kScope) continue;
+    auto target = st->attach_stage.lock();
+    if (!target || !state->by_stage.count(target.get()))
+      value_error(st->describe(), ": computed at a stage that is not part of this schedule");
+    if (target->attach == AttachKind::kInline)
+      value_error(st->describe(), ": computed at ", target->describe(), ", which is inlined");
+    int pos = target->leaf_index(st->attach_ivar);
+    if (pos < 0)
+      value_error(st->describe(), ": computed at axis '", st->attach_ivar->name(), "' of ", target->describe(),
+                  ", which is no longer a leaf axis (it was split or fused after compute_at)");
+    for (int r : info.readers)
+      if (!runs_inside(state, r, target.get(), pos))
+        value_error(st->describe(), ": computed at ", target->describe(), " axis '", st->attach_ivar->name(),
+                    "', but ", state->stages[r].stage->describe(),
+                    " also reads it outside that loop; compute it at the root or at a common loop");
+  }
+}
+
+std::vector<PrimExpr> aligned_strides(const StageInfo& info, const std::vector<PrimExpr>& shape) {
+  const auto& aligns = info.stage->storage_aligns;
+  if (aligns.empty()) return {};
+  std::vector<PrimExpr> strides(shape.size());
+  PrimExpr running = ir::int_imm(1, DataType::int32());
+  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+    PrimExpr s = running;
+    for (const StorageAlign& a : aligns) {
+      if (a.dim != d) continue;
+      // smallest k * factor + offset >= s
+      PrimExpr f = ir::int_imm(a.factor, s.dtype()), o = ir::int_imm(a.offset, s.dtype());
+      s = fold_add(fold_mul(fold_ceildiv(fold_sub(s, o), f), f), o);
+      if (auto c = ir::as_const_int(s); c && *c < 0) s = o;
+    }
+    strides[d] = s;
+    running = fold_mul(s, shape[d]);
+  }
+  return strides;
+}
+
+void realize(LowerState* state) {
+  for (StageInfo& info : state->stages) {
+    if (info.is_placeholder || info.is_inline) continue;
+    const Tensor& op = info.stage->op;
+    if (info.in_args) {
+      info.buffer = op->buffer();
+      continue;
+    }
+    std::vector<PrimExpr> shape;
+    for (const Range& r : info.region) shape.push_back(r.extent);
+    info.buffer = Buffer::make(Var(op.name(), ir::handle_type()), op.dtype(), shape, aligned_strides(info, shape),
+                               PrimExpr(), op.name(), ir::kDefaultBufferAlignment, info.stage->scope);
+    info.allocate = true;
+  }
+}
+
+}  // namespace
+
+tir::PrimFunc lower(const Schedule& schedule, const std::vector<Tensor>& args, const std::string& name) {
+  if (!schedule.get()) value_error("lower: the schedule is undefined");
+  LowerState state;
+  ScheduleNode* sch = schedule.get();
+  for (Stage& s : sch->stages) {
+    StageInfo info;
+    info.stage = s;
+    info.is_placeholder = !s->op.is_compute();
+    info.is_inline = s->attach == AttachKind::kInline;
+    state.by_buffer[s->op->buffer().get()] = static_cast<int>(state.stages.size());
+    state.by_stage[s.get()] = static_cast<int>(state.stages.size());
+    state.stages.push_back(std::move(info));
+  }
+  std::vector<tir::FuncParam> params;
+  std::unordered_set<const ir::BufferNode*> arg_buffers;
+  for (const Tensor& t : args) {
+    if (!t.defined()) value_error("lower '", name, "': an argument tensor is undefined");
+    Stage* s = sch->find_stage(t);
+    if (!s) value_error("lower '", name, "': argument '", t.name(), "' is not part of the schedule");
+    StageInfo& info = state.info(*s);
+    if (!arg_buffers.insert((*s)->op->buffer().get()).second)
+      value_error("lower '", name, "': argument '", t.name(), "' is given twice");
+    if (info.is_inline) value_error("lower '", name, "': argument '", t.name(), "' is inlined (compute_inline)");
+    info.in_args = true;
+    params.push_back((*s)->op->buffer());
+  }
+  for (StageInfo& info : state.stages)
+    if (info.stage->is_output && !info.in_args)
+      value_error("lower '", name, "': output '", info.stage->op.name(), "' is not among the arguments");
+  // Bodies with inlined producers substituted, and who reads whom.
+  Inliner inliner(&state);
+  for (StageInfo& info : state.stages)
+    if (!info.is_placeholder) info.body = inliner.mutate_expr(info.stage->op->body());
+  for (size_t r = 0; r < state.stages.size(); ++r) {
+    StageInfo& reader = state.stages[r];
+    if (reader.is_placeholder || reader.is_inline) continue;
+    for (size_t p = 0; p < state.stages.size(); ++p)
+      if (p != r && reads(reader.body, state.stages[p].stage->op->buffer().get())) {
+        if (state.stages[p].is_placeholder && !state.stages[p].in_args)
+          value_error("lower '", name, "': placeholder '", state.stages[p].stage->op.name(), "' is read by ",
+                      reader.stage->describe(), " but is not among the arguments");
+        state.stages[p].readers.push_back(static_cast<int>(r));
+      }
+  }
+  check_attachments(&state);
+  infer_bounds(&state);
+  realize(&state);
+  // Root-level stages in order; each allocation spans from its nest to the end.
+  Stmt body;
+  for (int i = static_cast<int>(state.stages.size()) - 1; i >= 0; --i) {
+    StageInfo& info = state.stages[i];
+    if (info.is_placeholder || info.is_inline || info.stage->attach != AttachKind::kRoot) continue;
+    body = body.defined() ? tir::seq({make_stage_nest(&state, i), body}) : make_stage_nest(&state, i);
+    body = wrap_realize(&state, i, body);
+  }
+  if (!body.defined()) body = tir::evaluate(0);
+  return tir::make_prim_func(name, params, body);
+}
+
+}  // namespace anvil::te

@@ -1,0 +1,62 @@
+// Internal to te/ lowering: what bound inference finds about each stage and what loop-nest
+// generation consumes (lower.cc builds it, bound_inference.cc fills the bounds, loop_nest.cc
+// emits the statements).
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "anvil/ir/expr_functor.h"
+#include "anvil/te/interval.h"
+#include "anvil/te/schedule.h"
+#include "anvil/tir/stmt.h"
+
+namespace anvil::te {
+
+struct StageInfo {
+  Stage stage;
+  bool is_placeholder = false;
+  bool is_inline = false;
+  bool in_args = false;   // realised in a function argument
+  PrimExpr body;          // the op's body with inlined producers substituted (root vars free)
+  std::vector<int> readers;  // indices of non-inline stages whose body reads this stage
+
+  // Bounds (compute stages that are not inlined).
+  std::vector<Range> region;  // per output dimension
+  std::unordered_map<const IterVarNode*, PrimExpr> extent;  // every axis of the stage
+  ir::VarMap root_value;     // root axis var -> its value in terms of the leaf loop vars
+  std::vector<PrimExpr> rel;  // per output dimension: root value - region min
+  struct Guard {
+    int position;  // leaf index it goes under
+    bool reduce;   // on a reduction root
+    PrimExpr cond;
+  };
+  std::vector<Guard> guards;
+
+  // Realisation.
+  Buffer buffer;       // what stores and loads use
+  bool allocate = false;
+};
+
+struct LowerState {
+  std::vector<StageInfo> stages;  // schedule order: producers first
+  std::unordered_map<const ir::BufferNode*, int> by_buffer;  // TE buffer -> stage index
+  std::unordered_map<const StageNode*, int> by_stage;
+  RelaxSpec loops;  // every leaf loop var bound so far -> extent
+
+  StageInfo& info(const Stage& s) { return stages[by_stage.at(s.get())]; }
+  // Loop vars enclosing the attach point of stage i (empty for the root).
+  std::unordered_set<const ir::VarNode*> enclosing_vars(int i);
+};
+
+// Fills region/extent/root_value/rel/guards of every stage that is computed (consumers first).
+void infer_bounds(LowerState* state);
+
+// The statement computing stage i (its loops, the stages attached inside them, its init).
+tir::Stmt make_stage_nest(LowerState* state, int i);
+// Wraps body in the Allocate (and alignment attribute) of stage i when it needs one.
+tir::Stmt wrap_realize(LowerState* state, int i, tir::Stmt body);
+
+}  // namespace anvil::te
