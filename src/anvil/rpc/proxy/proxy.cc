@@ -67,7 +67,7 @@ struct Proxy::Impl : PeerOwner {
     if (tracker) {
       log_info("RPCProxy: tracker mode: registering servers with tracker ", tracker->address());
       tracker->on_connected = [this] { on_tracker_connected(); };
-      tracker->on_lost = [this](const std::string& why) {
+      tracker->on_lost = [](const std::string& why) {
         log_warning("RPCProxy: lost tracker connection: ", why, "; retrying in 2 s");
       };
       tracker->connect();
