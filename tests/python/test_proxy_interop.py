@@ -1,7 +1,8 @@
 # Interoperability of Anvil's RPC proxy and --auth-token with stock Apache TVM, over loopback with
 # real processes: TVM's client through our proxy to our server and to TVM's server
 # (`rpc_server --through-proxy`), our server through TVM's proxy (`tvm.exec.rpc_proxy`, needs
-# tornado), tracker mode (our tracker + our proxy, TVM's client asking by key), a session timeout
+# tornado), tracker mode (our tracker + our proxy, TVM's client asking by key; and TVM's proxy in
+# tracker mode with our tracker and two of our servers), a session timeout
 # through the proxy, and the auth token: Anvil's Python client with the right, a wrong and no token,
 # and TVM's client against a token-protected server (refused at once with a clear message).
 #
@@ -252,3 +253,31 @@ def test_listening_warning_only_beyond_loopback(children):
     local.wait_for(r"bind to 127\.0\.0\.1:\d+")
     time.sleep(0.2)
     assert "without --auth-token" not in local.text()
+
+
+def test_tvm_proxy_in_tracker_mode_with_our_tracker_and_server(children):
+    """TVM's own test_rpc_tracker_via_proxy, with our tracker and our server under TVM's proxy."""
+    try:
+        import tornado  # noqa: F401 - TVM's proxy needs it
+    except ImportError as err:
+        print(f"skipping: TVM's rpc_proxy needs tornado: {err!r}")
+        pytest.skip(f"TVM's rpc_proxy needs tornado: {err!r}")
+    tracker = Process([ANVIL_RPC, "tracker", "--host", "127.0.0.1", "--port", "0", "--port-end", "0"])
+    children.append(tracker)
+    tport = int(tracker.wait_for(r"bind to 127\.0\.0\.1:(\d+)").group(1))
+    port = free_port()
+    proxy = Process([sys.executable, "-m", "tvm.exec.rpc_proxy", "--host", "127.0.0.1", "--port", str(port),
+                     "--port-end", str(port + 1), "--web-port", "0", "--tracker", f"127.0.0.1:{tport}"])
+    children.append(proxy)
+    wait_listening(port, proxy)
+    for _ in range(2):
+        our_server(children, "--through-proxy", "--host", "127.0.0.1", "--port", port, "--key", "xyz")
+    session = rpc.connect_tracker("127.0.0.1", tport)
+    deadline = time.monotonic() + DEADLINE_S
+    while session.summary()["queue_info"].get("xyz", {}).get("free") != 2:
+        assert time.monotonic() < deadline, f"{session.summary()}\n{proxy.text()}"
+        time.sleep(0.1)
+    first = session.request("xyz", session_timeout=30)
+    second = session.request("xyz", session_timeout=30)
+    assert first.get_function("rpc.test.addone")(1) == 2
+    assert second.get_function("rpc.test.addone")(2) == 3
