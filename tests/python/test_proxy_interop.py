@@ -122,8 +122,9 @@ def our_server(children, *extra, env=None):
     return p
 
 
-def tvm_connect_with_retry(port, key, **kwargs):
-    """The server may still be dialling the proxy; a client that arrives first simply waits there."""
+def tvm_connect(port, key, **kwargs):
+    """TVM's client to a proxy. No retry needed: a client that arrives before its server waits at
+    the proxy until the server dials in."""
     return rpc.connect("127.0.0.1", port, key=key, **kwargs)
 
 
@@ -139,7 +140,7 @@ def test_tvm_client_through_our_proxy_to_our_server(children):
     proxy = our_proxy(children)
     our_server(children, "--through-proxy", "--host", "127.0.0.1", "--port", proxy.port, "--key", "dev")
     for _ in range(2):  # the server dials again after each session
-        remote = tvm_connect_with_retry(proxy.port, "dev", session_timeout=30)
+        remote = tvm_connect(proxy.port, "dev", session_timeout=30)
         check_session(remote)
         del remote
         gc.collect()
@@ -151,7 +152,7 @@ def test_tvm_client_through_our_proxy_to_tvm_server(children):
     server = Process([sys.executable, "-m", "tvm.exec.rpc_server", "--through-proxy", "--host", "127.0.0.1",
                       "--port", str(proxy.port), "--key", "tvmdev"])
     children.append(server)
-    remote = tvm_connect_with_retry(proxy.port, "tvmdev")
+    remote = tvm_connect(proxy.port, "tvmdev")
     check_session(remote)
     assert remote.get_function("rpc.test.strcat")("abc", 11) == "abc:11"
     del remote
@@ -170,7 +171,7 @@ def test_our_server_through_tvm_proxy(children):
     children.append(proxy)
     wait_listening(port, proxy)
     our_server(children, "--through-proxy", "--host", "127.0.0.1", "--port", port, "--key", "viatvm")
-    remote = tvm_connect_with_retry(port, "viatvm")
+    remote = tvm_connect(port, "viatvm")
     check_session(remote)
     del remote
     gc.collect()
@@ -206,7 +207,7 @@ def test_tracker_mode_tvm_client_requests_a_proxied_server(children):
 def test_session_timeout_through_our_proxy(children):
     proxy = our_proxy(children)
     our_server(children, "--through-proxy", "--host", "127.0.0.1", "--port", proxy.port, "--key", "t")
-    remote = tvm_connect_with_retry(proxy.port, "t", session_timeout=1)
+    remote = tvm_connect(proxy.port, "t", session_timeout=1)
     assert remote.get_function("rpc.test.addone")(1) == 2
     time.sleep(2)
     with pytest.raises(tvm.error.RPCSessionTimeoutError):
