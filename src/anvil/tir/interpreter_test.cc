@@ -7,6 +7,7 @@
 #include <random>
 
 #include "anvil/base/error.h"
+#include "anvil/ir/eval.h"
 #include "anvil/ir/expr_ops.h"
 #include "anvil/runtime/tensor.h"
 #include "anvil/tir/printer.h"
@@ -116,6 +117,45 @@ TEST(Interpreter, ReadmeExamplePrintsAndRuns) {
   for (int k = 0; k < 8; ++k) f32(a)[k] = static_cast<float>(k);
   run_prim_func(f, {a.dl(), b.dl()});
   for (int k = 0; k < 8; ++k) EXPECT_EQ(f32(b)[k], 2.0f * k);
+}
+
+// Random integer expressions of X[i] and i: the interpreter (through loads and stores) must agree
+// with the evaluator (through bindings).
+PrimExpr random_int_expr(std::mt19937& rng, const PrimExpr& x, const PrimExpr& i, int depth) {
+  int k = depth <= 0 ? static_cast<int>(rng() % 3) : static_cast<int>(rng() % 9);
+  auto sub = [&] { return random_int_expr(rng, x, i, depth - 1); };
+  switch (k) {
+    case 0: return x;
+    case 1: return i;
+    case 2: return PrimExpr(static_cast<int>(rng() % 9) - 4);
+    case 3: return sub() + sub();
+    case 4: return sub() * sub();
+    case 5: return floordiv(sub(), ir::max(sub(), 1));
+    case 6: return floormod(sub(), ir::max(sub(), 1));
+    case 7: return ir::select(sub() < sub(), sub(), sub());
+    default: return ir::min(sub(), sub()) - sub();
+  }
+}
+
+TEST(Interpreter, AgreesWithEvaluatorOnRandomExpressions) {
+  const uint32_t seed = 99;
+  std::printf("seed %u\n", seed);
+  std::mt19937 rng(seed);
+  const int n = 16;
+  Tensor xs = Tensor::empty({n}, DataType::int32()), ys = Tensor::empty({n}, DataType::int32());
+  for (int k = 0; k < n; ++k) static_cast<int32_t*>(xs.data())[k] = static_cast<int32_t>(rng() % 41) - 20;
+  for (int trial = 0; trial < 60; ++trial) {
+    Buffer X = decl_buffer({n}, DataType::int32(), "X");
+    Buffer Y = decl_buffer({n}, DataType::int32(), "Y");
+    Var i("i"), xv("xv");
+    PrimExpr e = random_int_expr(rng, xv, i, 4);
+    PrimFunc f = make_prim_func("rand", {X, Y}, make_for(i, 0, n, let_stmt(xv, buffer_load(X, {i}), buffer_store(Y, e, {i}))));
+    run_prim_func(f, {xs.dl(), ys.dl()});
+    for (int k = 0; k < n; ++k) {
+      int64_t want = ir::eval_int(e, {{i, int64_t{k}}, {xv, int64_t{static_cast<int32_t*>(xs.data())[k]}}});
+      ASSERT_EQ(static_cast<int32_t*>(ys.data())[k], want) << to_string(e) << " at i=" << k;
+    }
+  }
 }
 
 TEST(Interpreter, OutOfBoundsAccessIsIndexError) {
