@@ -119,6 +119,7 @@ struct Proxy::Impl : PeerOwner {
           return;
         }
         std::shared_ptr<Peer> partner = it->second;
+        if (tracker) alloc_time.erase(hs.match_key());  // the server's registered key
         log_info("RPCProxy: paired ", partner->name(), " with ", peer->name());
         Peer::pair(partner, peer);
         return;
