@@ -38,8 +38,10 @@ void infer_region(LowerState* state, int i) {
   const Tensor& op = info.stage->op;
   const auto& shape = op.shape();
   info.region.clear();
+  info.unclamped_extent.clear();
   if (info.in_args || info.stage->is_output || info.readers.empty()) {
     for (const PrimExpr& s : shape) info.region.push_back(Range{ir::int_imm(0, s.dtype()), s});
+    info.unclamped_extent = shape;
     return;
   }
   RelaxSpec spec = state->loops;
@@ -67,13 +69,18 @@ void infer_region(LowerState* state, int i) {
     PrimExpr zero = ir::int_imm(0, shape[d].dtype());
     if (whole[d] || !u[d]) {
       info.region.push_back(Range{zero, shape[d]});
+      info.unclamped_extent.push_back(shape[d]);
       continue;
     }
     PrimExpr lo = u[d]->lo, hi = u[d]->hi;
+    info.unclamped_extent.push_back(fold_add(fold_sub(hi, lo), ir::int_imm(1, lo.dtype())));
     PrimExpr last = fold_sub(shape[d], ir::int_imm(1, shape[d].dtype()));
-    auto clo = ir::as_const_int(lo);
+    // Clamp to the tensor only where the loops' constant ranges do not already keep it inside.
+    auto whole_lo = eval_interval(lo, state->loops), whole_hi = eval_interval(hi, state->loops);
+    auto clo = whole_lo ? ir::as_const_int(whole_lo->lo) : std::nullopt;
     if (!clo || *clo < 0) lo = fold_max(lo, zero);
-    auto chi = ir::as_const_int(hi), clast = ir::as_const_int(last);
+    auto chi = whole_hi ? ir::as_const_int(whole_hi->hi) : std::nullopt;
+    auto clast = ir::as_const_int(last);
     if (!(chi && clast && *chi <= *clast)) hi = fold_min(hi, last);
     info.region.push_back(Range{lo, fold_add(fold_sub(hi, lo), ir::int_imm(1, lo.dtype()))});
   }

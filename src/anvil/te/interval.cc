@@ -40,10 +40,10 @@ PrimExpr fold_sub(const PrimExpr& a, const PrimExpr& b) {
   if (ca && cb) return imm_like(a, b, *ca - *cb);
   if (cb && *cb == 0) return a;
   if (ir::structural_equal(a, b)) return imm_like(a, b, 0);
-  // (x + c1) - c2, x - (x - c), (x + y) - y
+  // (x + c1) - c2, (x + y) - y, (x + y) - x
   if (auto* add = a.as<ir::AddNode>()) {
-    if (add->b().same_as(b)) return add->a();
-    if (add->a().same_as(b)) return add->b();
+    if (ir::structural_equal(add->b(), b)) return add->a();
+    if (ir::structural_equal(add->a(), b)) return add->b();
     auto c1 = cint(add->b());
     if (c1 && cb) return fold_add(add->a(), imm_like(a, b, *c1 - *cb));
   }

@@ -57,7 +57,7 @@ std::vector<PrimExpr> store_indices(const StageInfo& info) {
 
 // The init nest of a reduction placed before leaf init_pos: loops over the data-parallel leaves
 // from there on (fresh loop vars), guarded by their split conditions, storing the identity.
-Stmt make_init(LowerState* state, const StageInfo& info, int init_pos) {
+Stmt make_init(const StageInfo& info, int init_pos) {
   const StageNode* st = info.stage.get();
   const auto& leaves = st->leaf_iter_vars;
   ir::VarMap fresh;
@@ -134,7 +134,7 @@ Stmt make_stage_nest(LowerState* state, int i) {
       if (g.position == p) conds.push_back(g.cond);
     if (!conds.empty()) body = tir::if_then_else(conjunction(conds), body);
     body = make_loop(st, leaves[p], leaves[p].var(), info.extent.at(leaves[p].get()), body);
-    if (p == init_pos) body = tir::seq({make_init(state, info, init_pos), body});
+    if (p == init_pos) body = tir::seq({make_init(info, init_pos), body});
   }
   return body;
 }

@@ -112,8 +112,19 @@ void realize(LowerState* state) {
       info.buffer = op->buffer();
       continue;
     }
+    // The largest extent over all loop iterations when that is a constant (GPU scopes need
+    // constant sizes), else the region's own extent.
     std::vector<PrimExpr> shape;
-    for (const Range& r : info.region) shape.push_back(r.extent);
+    for (size_t d = 0; d < info.region.size(); ++d) {
+      const PrimExpr& ext = info.region[d].extent;
+      std::optional<int64_t> c;
+      for (const PrimExpr& e : {info.unclamped_extent[d], ext}) {
+        auto whole = eval_interval(e, state->loops);
+        auto ce = whole ? ir::as_const_int(whole->hi) : std::nullopt;
+        if (ce && (!c || *ce < *c)) c = ce;
+      }
+      shape.push_back(c && !ir::as_const_int(ext) ? ir::int_imm(*c, ext.dtype()) : ext);
+    }
     info.buffer = Buffer::make(Var(op.name(), ir::handle_type()), op.dtype(), shape, aligned_strides(info, shape),
                                PrimExpr(), op.name(), ir::kDefaultBufferAlignment, info.stage->scope);
     info.allocate = true;

@@ -25,6 +25,7 @@ struct StageInfo {
 
   // Bounds (compute stages that are not inlined).
   std::vector<Range> region;  // per output dimension
+  std::vector<PrimExpr> unclamped_extent;  // region extent before clamping to the shape (>= it)
   std::unordered_map<const IterVarNode*, PrimExpr> extent;  // every axis of the stage
   ir::VarMap root_value;     // root axis var -> its value in terms of the leaf loop vars
   std::vector<PrimExpr> rel;  // per output dimension: root value - region min

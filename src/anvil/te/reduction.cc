@@ -10,9 +10,14 @@
 namespace anvil::te {
 namespace {
 
-// Marker var -> the reduction it stands for. Entries are taken by compute(); a marker that is
-// never used stays (a few bytes) until the thread ends.
-thread_local std::unordered_map<const ir::VarNode*, ReductionParts> g_markers;
+// Marker var -> the reduction it stands for. The entry keeps the marker alive (so its address is
+// never reused by another variable); compute() removes it. A marker that is never used stays
+// until the thread ends.
+struct Marker {
+  Var var;
+  ReductionParts parts;
+};
+thread_local std::unordered_map<const ir::VarNode*, Marker> g_markers;
 
 PrimExpr make_marker(ReduceKind kind, const PrimExpr& source, const std::vector<IterVar>& axes) {
   const char* name = reduce_kind_name(kind);
@@ -25,7 +30,7 @@ PrimExpr make_marker(ReduceKind kind, const PrimExpr& source, const std::vector<
       value_error(name, ": axis '", k->name(), "' is not a reduction axis (make it with te::reduce_axis)");
   }
   Var marker(std::string("__") + name + "_reduction", source.dtype());
-  g_markers[marker.get()] = ReductionParts{kind, source, axes};
+  g_markers[marker.get()] = Marker{marker, ReductionParts{kind, source, axes}};
   return marker;
 }
 
@@ -83,7 +88,8 @@ ReductionParts take_reduction(const PrimExpr& body, const std::string& tensor_na
   ReductionParts parts;
   const ir::VarNode* top = body.as<ir::VarNode>();
   if (top && g_markers.count(top)) {
-    parts = g_markers.at(top);
+    parts = g_markers.at(top).parts;
+    g_markers.erase(top);
   } else {
     parts.source = body;
   }
@@ -92,8 +98,9 @@ ReductionParts take_reduction(const PrimExpr& body, const std::string& tensor_na
     const std::string* name;
     using ir::ExprVisitor::visit_;
     void visit_(const ir::VarNode* op) override {
-      if (g_markers.count(op))
-        value_error("compute '", *name, "': a reduction (", op->name().substr(2, op->name().find('_', 2) - 2),
+      auto it = g_markers.find(op);
+      if (it != g_markers.end())
+        value_error("compute '", *name, "': a reduction (", reduce_kind_name(it->second.parts.kind),
                     ") may only be the whole body of a compute, not part of an expression; "
                     "compute the reduction in its own tensor");
     }

@@ -6,6 +6,7 @@
 #include "anvil/base/error.h"
 #include "anvil/ir/expr_functor.h"
 #include "anvil/ir/printer.h"
+#include "anvil/te/interval.h"
 #include "anvil/te/reduction.h"
 
 namespace anvil::te {
@@ -38,7 +39,7 @@ IterVar reduce_axis(PrimExpr lo, PrimExpr hi, std::string name) {
   if (!lo.defined() || !hi.defined()) value_error("reduce_axis '", name, "': bounds are undefined");
   if (!ir::is_integer(lo.dtype()) || !ir::is_integer(hi.dtype()))
     type_error("reduce_axis '", name, "': bounds must be integers");
-  return IterVar::make(Var(std::move(name)), Range{lo, hi - lo}, IterKind::kReduce);
+  return IterVar::make(Var(std::move(name)), Range{lo, fold_sub(hi, lo)}, IterKind::kReduce);
 }
 
 Tensor Tensor::make_placeholder(std::vector<PrimExpr> shape, DataType dtype, std::string name) {
