@@ -103,11 +103,11 @@ int access_lanes(const Buffer& buffer, const std::vector<PrimExpr>& indices, std
   for (size_t i = 0; i < indices.size(); ++i) {
     const PrimExpr& e = indices[i];
     if (!e.defined()) value_error(what, " ", name, ": index ", i, " is undefined");
-    if (!is_integer(e.dtype())) type_error(what, " ", name, ": index ", i, " must be an integer, got ", dtype_name(e.dtype()));
+    if (!is_integer(e.dtype()))
+      type_error(what, " ", name, ": index ", i, " must be an integer, got ", dtype_name(e.dtype()));
     int l = e.dtype().lanes();
     if (l != 1) {
-      if (lanes != 1 && lanes != l)
-        type_error(what, " ", name, ": indices mix ", lanes, " and ", l, " lanes");
+      if (lanes != 1 && lanes != l) type_error(what, " ", name, ": indices mix ", lanes, " and ", l, " lanes");
       lanes = l;
     }
   }

@@ -23,7 +23,7 @@ class BufferNode : public Node {
   const std::vector<PrimExpr>& strides() const { return strides_; }  // empty: compact row-major
   const PrimExpr& elem_offset() const { return elem_offset_; }
   const std::string& name() const { return name_; }
-  int alignment() const { return alignment_; }  // bytes, of data + elem_offset
+  int alignment() const { return alignment_; }         // bytes, of data + elem_offset
   const std::string& scope() const { return scope_; }  // "global", "shared", "local", ...
   int ndim() const { return static_cast<int>(shape_.size()); }
 

@@ -91,19 +91,32 @@ EvalScalar float_op(double a, double b) {
 
 double call_math(CallOp op, const std::vector<double>& x) {
   switch (op) {
-    case CallOp::k_exp: return std::exp(x[0]);
-    case CallOp::k_log: return std::log(x[0]);
-    case CallOp::k_sqrt: return std::sqrt(x[0]);
-    case CallOp::k_rsqrt: return 1.0 / std::sqrt(x[0]);
-    case CallOp::k_tanh: return std::tanh(x[0]);
-    case CallOp::k_erf: return std::erf(x[0]);
-    case CallOp::k_sigmoid: return 1.0 / (1.0 + std::exp(-x[0]));
-    case CallOp::k_pow: return std::pow(x[0], x[1]);
-    case CallOp::k_floor: return std::floor(x[0]);
-    case CallOp::k_ceil: return std::ceil(x[0]);
-    case CallOp::k_round: return std::nearbyint(x[0]);
-    case CallOp::k_abs: return std::fabs(x[0]);
-    case CallOp::k_fma: return std::fma(x[0], x[1], x[2]);
+    case CallOp::k_exp:
+      return std::exp(x[0]);
+    case CallOp::k_log:
+      return std::log(x[0]);
+    case CallOp::k_sqrt:
+      return std::sqrt(x[0]);
+    case CallOp::k_rsqrt:
+      return 1.0 / std::sqrt(x[0]);
+    case CallOp::k_tanh:
+      return std::tanh(x[0]);
+    case CallOp::k_erf:
+      return std::erf(x[0]);
+    case CallOp::k_sigmoid:
+      return 1.0 / (1.0 + std::exp(-x[0]));
+    case CallOp::k_pow:
+      return std::pow(x[0], x[1]);
+    case CallOp::k_floor:
+      return std::floor(x[0]);
+    case CallOp::k_ceil:
+      return std::ceil(x[0]);
+    case CallOp::k_round:
+      return std::nearbyint(x[0]);
+    case CallOp::k_abs:
+      return std::fabs(x[0]);
+    case CallOp::k_fma:
+      return std::fma(x[0], x[1], x[2]);
   }
   return 0;
 }
@@ -120,7 +133,9 @@ int64_t wrap_int(int64_t v, DataType t) {
   return static_cast<int64_t>(u);
 }
 
-double round_float(double v, DataType t) { return t.bits() == 32 && t.is_float() ? static_cast<double>(static_cast<float>(v)) : v; }
+double round_float(double v, DataType t) {
+  return t.bits() == 32 && t.is_float() ? static_cast<double>(static_cast<float>(v)) : v;
+}
 
 EvalValue EvalValue::of_int(int64_t v, DataType t) {
   EvalValue r = make_value(t);
@@ -187,21 +202,21 @@ EvalValue Evaluator::eval(const PrimExpr& e) {
       return *v;
     }
 #define ANVIL_EXPR_KIND(Name)
-#define ANVIL_BINARY_EXPR(Name, factory, text, prec)                                        \
-  case ExprKind::k##Name: {                                                                 \
-    auto* op = e.as<Name##Node>();                                                          \
-    EvalValue a = eval(op->a()), b = eval(op->b());                                         \
-    DataType ot = op->a().dtype();                                                          \
-    for (int l = 0; l < n; ++l) {                                                           \
-      EvalScalar r = ot.is_float() ? float_op<ExprKind::k##Name>(lane(a, l).f, lane(b, l).f) \
+#define ANVIL_BINARY_EXPR(Name, factory, text, prec)                                                \
+  case ExprKind::k##Name: {                                                                         \
+    auto* op = e.as<Name##Node>();                                                                  \
+    EvalValue a = eval(op->a()), b = eval(op->b());                                                 \
+    DataType ot = op->a().dtype();                                                                  \
+    for (int l = 0; l < n; ++l) {                                                                   \
+      EvalScalar r = ot.is_float() ? float_op<ExprKind::k##Name>(lane(a, l).f, lane(b, l).f)        \
                                    : int_op<ExprKind::k##Name>(lane(a, l).i, lane(b, l).i, ot, op); \
-      if (t.is_float())                                                                     \
-        r.f = round_float(r.f, t);                                                          \
-      else                                                                                  \
-        r.i = wrap_int(r.i, t);                                                             \
-      out.lanes[static_cast<size_t>(l)] = r;                                                \
-    }                                                                                       \
-    return out;                                                                             \
+      if (t.is_float())                                                                             \
+        r.f = round_float(r.f, t);                                                                  \
+      else                                                                                          \
+        r.i = wrap_int(r.i, t);                                                                     \
+      out.lanes[static_cast<size_t>(l)] = r;                                                        \
+    }                                                                                               \
+    return out;                                                                                     \
   }
 #include "anvil/ir/expr_kinds.def"
 #undef ANVIL_BINARY_EXPR
@@ -228,7 +243,8 @@ EvalValue Evaluator::eval(const PrimExpr& e) {
         } else if (t.is_bool()) {
           r.i = from.is_float() ? fv != 0 : a.lanes[static_cast<size_t>(l)].i != 0;
         } else if (from.is_float()) {
-          if (!(std::fabs(fv) < 9.2e18)) value_error("evaluate ", to_string(e), ": ", fv, " does not fit ", dtype_name(t));
+          if (!(std::fabs(fv) < 9.2e18))
+            value_error("evaluate ", to_string(e), ": ", fv, " does not fit ", dtype_name(t));
           r.i = wrap_int(static_cast<int64_t>(fv), t);
         } else {
           r.i = wrap_int(a.lanes[static_cast<size_t>(l)].i, t);

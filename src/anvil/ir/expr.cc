@@ -136,7 +136,7 @@ bool is_binary_kind(ExprKind kind) {
 #include "anvil/ir/expr_kinds.def"
 #undef ANVIL_BINARY_EXPR
 #undef ANVIL_EXPR_KIND
-      return true;
+    return true;
     default:
       return false;
   }
@@ -147,8 +147,7 @@ PrimExpr BinaryOpNode<K>::make(PrimExpr a, PrimExpr b) {
   std::string_view op = expr_kind_name(K);
   check_defined(a, op, "a");
   check_defined(b, op, "b");
-  if (a.dtype() != b.dtype())
-    type_error(op, ": operand dtypes differ (", dt(a), " vs ", dt(b), ")");
+  if (a.dtype() != b.dtype()) type_error(op, ": operand dtypes differ (", dt(a), " vs ", dt(b), ")");
   DataType t = a.dtype();
   DataType result = t;
   if constexpr (K == ExprKind::kAnd || K == ExprKind::kOr) {
@@ -240,7 +239,9 @@ PrimExpr CallNode::make(CallOp op, std::vector<PrimExpr> args) {
   }
   DataType t = args[0].dtype();
   bool ok = op == CallOp::k_abs ? is_numeric(t) : t.is_float();
-  if (!ok) type_error("Call ", name, ": arguments must be ", op == CallOp::k_abs ? "numeric" : "float", ", got ", dtype_name(t));
+  if (!ok)
+    type_error("Call ", name, ": arguments must be ", op == CallOp::k_abs ? "numeric" : "float", ", got ",
+               dtype_name(t));
   return PrimExpr(new CallNode(t, op, std::move(args)));
 }
 

@@ -10,9 +10,9 @@ namespace anvil::ir {
 void ExprVisitor::visit_expr(const PrimExpr& e) {
   if (!e.defined()) return;
   switch (e.kind()) {
-#define ANVIL_EXPR_KIND(Name)                                \
-  case ExprKind::k##Name:                                    \
-    visit_(static_cast<const Name##Node*>(e.get()));         \
+#define ANVIL_EXPR_KIND(Name)                        \
+  case ExprKind::k##Name:                            \
+    visit_(static_cast<const Name##Node*>(e.get())); \
     return;
 #include "anvil/ir/expr_kinds.def"
 #undef ANVIL_EXPR_KIND
@@ -87,11 +87,11 @@ PrimExpr ExprMutator::mutate_(const FloatImmNode* op) { return ref_of(op); }
 PrimExpr ExprMutator::mutate_(const StringImmNode* op) { return ref_of(op); }
 PrimExpr ExprMutator::mutate_(const VarNode* op) { return ref_of(op); }
 #define ANVIL_EXPR_KIND(Name)
-#define ANVIL_BINARY_EXPR(Name, factory, text, prec)            \
-  PrimExpr ExprMutator::mutate_(const Name##Node* op) {         \
-    PrimExpr a = mutate_expr(op->a()), b = mutate_expr(op->b()); \
+#define ANVIL_BINARY_EXPR(Name, factory, text, prec)                 \
+  PrimExpr ExprMutator::mutate_(const Name##Node* op) {              \
+    PrimExpr a = mutate_expr(op->a()), b = mutate_expr(op->b());     \
     if (a.same_as(op->a()) && b.same_as(op->b())) return ref_of(op); \
-    return Name##Node::make(std::move(a), std::move(b));        \
+    return Name##Node::make(std::move(a), std::move(b));             \
   }
 #include "anvil/ir/expr_kinds.def"
 #undef ANVIL_BINARY_EXPR
@@ -158,7 +158,8 @@ Buffer SubstituteMutator::mutate_buffer(const Buffer& buffer) {
   Buffer out = buffer;
   if (changed) {
     const VarNode* dv = data.as<VarNode>();
-    if (!dv) type_error("substitute: buffer ", b->name(), "'s data var must map to a Var, got ", expr_kind_name(data.kind()));
+    if (!dv)
+      type_error("substitute: buffer ", b->name(), "'s data var must map to a Var, got ", expr_kind_name(data.kind()));
     out = Buffer::make(Var(dv), b->dtype(), std::move(shape), std::move(strides), std::move(offset), b->name(),
                        b->alignment(), b->scope());
   }

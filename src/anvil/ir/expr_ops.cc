@@ -16,7 +16,8 @@ PrimExpr convert_imm(const PrimExpr& imm, DataType elem, std::string_view op, co
     if (!imm.dtype().is_bool()) {
       if (is_integer(elem)) {
         if (!int_fits(elem, i->value()))
-          value_error(op, ": constant ", i->value(), " does not fit the other operand's dtype ", dtype_name(other.dtype()));
+          value_error(op, ": constant ", i->value(), " does not fit the other operand's dtype ",
+                      dtype_name(other.dtype()));
         return IntImmNode::make(elem, i->value());
       }
       if (elem.is_float()) return FloatImmNode::make(elem, static_cast<double>(i->value()));
@@ -87,13 +88,13 @@ PrimExpr lit(double v) { return float_imm(v); }
 
 }  // namespace
 
-#define ANVIL_IR_DEFINE_BINARY(fn, Kind, text)                                                             \
-  PrimExpr fn(const PrimExpr& a, const PrimExpr& b) { return build<ExprKind::Kind>(a, b, text); }         \
-  PrimExpr fn(const PrimExpr& a, int b) { return build<ExprKind::Kind>(a, lit(int64_t{b}), text); }       \
-  PrimExpr fn(int a, const PrimExpr& b) { return build<ExprKind::Kind>(lit(int64_t{a}), b, text); }       \
-  PrimExpr fn(const PrimExpr& a, int64_t b) { return build<ExprKind::Kind>(a, lit(b), text); }            \
-  PrimExpr fn(int64_t a, const PrimExpr& b) { return build<ExprKind::Kind>(lit(a), b, text); }            \
-  PrimExpr fn(const PrimExpr& a, double b) { return build<ExprKind::Kind>(a, lit(b), text); }             \
+#define ANVIL_IR_DEFINE_BINARY(fn, Kind, text)                                                      \
+  PrimExpr fn(const PrimExpr& a, const PrimExpr& b) { return build<ExprKind::Kind>(a, b, text); }   \
+  PrimExpr fn(const PrimExpr& a, int b) { return build<ExprKind::Kind>(a, lit(int64_t{b}), text); } \
+  PrimExpr fn(int a, const PrimExpr& b) { return build<ExprKind::Kind>(lit(int64_t{a}), b, text); } \
+  PrimExpr fn(const PrimExpr& a, int64_t b) { return build<ExprKind::Kind>(a, lit(b), text); }      \
+  PrimExpr fn(int64_t a, const PrimExpr& b) { return build<ExprKind::Kind>(lit(a), b, text); }      \
+  PrimExpr fn(const PrimExpr& a, double b) { return build<ExprKind::Kind>(a, lit(b), text); }       \
   PrimExpr fn(double a, const PrimExpr& b) { return build<ExprKind::Kind>(lit(a), b, text); }
 
 ANVIL_IR_DEFINE_BINARY(operator+, kAdd, "+")
@@ -166,7 +167,8 @@ PrimExpr broadcast(const PrimExpr& value, int lanes) {
 
 PrimExpr let(const Var& var, const PrimExpr& value, const PrimExpr& body) {
   PrimExpr v = value;
-  if (v.defined() && var.defined() && v.dtype() != var.dtype() && is_imm(v)) v = convert_imm(v, var.dtype(), "let", var);
+  if (v.defined() && var.defined() && v.dtype() != var.dtype() && is_imm(v))
+    v = convert_imm(v, var.dtype(), "let", var);
   return LetNode::make(var, std::move(v), body);
 }
 

@@ -27,13 +27,13 @@
 
 namespace anvil::ir {
 
-#define ANVIL_IR_DECLARE_BINARY(fn)                      \
-  PrimExpr fn(const PrimExpr& a, const PrimExpr& b);     \
-  PrimExpr fn(const PrimExpr& a, int b);                 \
-  PrimExpr fn(int a, const PrimExpr& b);                 \
-  PrimExpr fn(const PrimExpr& a, int64_t b);             \
-  PrimExpr fn(int64_t a, const PrimExpr& b);             \
-  PrimExpr fn(const PrimExpr& a, double b);              \
+#define ANVIL_IR_DECLARE_BINARY(fn)                  \
+  PrimExpr fn(const PrimExpr& a, const PrimExpr& b); \
+  PrimExpr fn(const PrimExpr& a, int b);             \
+  PrimExpr fn(int a, const PrimExpr& b);             \
+  PrimExpr fn(const PrimExpr& a, int64_t b);         \
+  PrimExpr fn(int64_t a, const PrimExpr& b);         \
+  PrimExpr fn(const PrimExpr& a, double b);          \
   PrimExpr fn(double a, const PrimExpr& b);
 
 ANVIL_IR_DECLARE_BINARY(operator+)

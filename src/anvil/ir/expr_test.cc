@@ -194,7 +194,9 @@ TEST(Buffer, FactoryValidatesOperands) {
   Var data("d", handle_type());
   EXPECT_EQ(kind_of([&] { Buffer::make(Var("x"), DataType::float32(), {4}, {}, {}, "B", 64, "global"); }),
             ErrorKind::kType);
-  EXPECT_EQ(kind_of([&] { Buffer::make(data, DataType::float32(), {4}, {1, 1}, {}, "B", 64, "global"); }),
+  EXPECT_EQ(kind_of([&] {
+              Buffer::make(data, DataType::float32(), {4}, {1, 1}, {}, "B", 64, "global");
+            }),
             ErrorKind::kValue);
   EXPECT_EQ(kind_of([&] { Buffer::make(data, DataType::float32(), {4}, {}, {}, "B", 3, "global"); }),
             ErrorKind::kValue);

@@ -12,8 +12,8 @@ constexpr int kNotPrec = 3;
 constexpr int kUnaryPrec = 7;
 
 bool is_comparison(ExprKind k) {
-  return k == ExprKind::kEQ || k == ExprKind::kNE || k == ExprKind::kLT || k == ExprKind::kLE ||
-         k == ExprKind::kGT || k == ExprKind::kGE;
+  return k == ExprKind::kEQ || k == ExprKind::kNE || k == ExprKind::kLT || k == ExprKind::kLE || k == ExprKind::kGT ||
+         k == ExprKind::kGE;
 }
 
 std::string join(const std::vector<std::string>& parts) {
@@ -39,11 +39,20 @@ std::string quote_string(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default: out += c;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        out += c;
     }
   }
   return out + "\"";
@@ -126,16 +135,16 @@ std::string ExprPrinter::text(const PrimExpr& e, int* prec) {
     case ExprKind::kVar:
       return var_name(e.as<VarNode>());
 #define ANVIL_EXPR_KIND(Name)
-#define ANVIL_BINARY_EXPR(Name, factory, op_text, op_prec)                                              \
-  case ExprKind::k##Name: {                                                                             \
-    auto* node = static_cast<const Name##Node*>(e.get());                                               \
-    int p = (op_prec);                                                                                  \
-    std::string sym = (op_text);                                                                        \
+#define ANVIL_BINARY_EXPR(Name, factory, op_text, op_prec)                                             \
+  case ExprKind::k##Name: {                                                                            \
+    auto* node = static_cast<const Name##Node*>(e.get());                                              \
+    int p = (op_prec);                                                                                 \
+    std::string sym = (op_text);                                                                       \
     if (ExprKind::k##Name == ExprKind::kDiv && !node->a().dtype().is_float()) p = 0, sym = "truncdiv"; \
-    if (p == 0) return sym + "(" + print(node->a()) + ", " + print(node->b()) + ")";                    \
-    *prec = p;                                                                                          \
-    int left_min = is_comparison(ExprKind::k##Name) ? p + 1 : p;                                        \
-    return operand(node->a(), left_min) + " " + sym + " " + operand(node->b(), p + 1);                  \
+    if (p == 0) return sym + "(" + print(node->a()) + ", " + print(node->b()) + ")";                   \
+    *prec = p;                                                                                         \
+    int left_min = is_comparison(ExprKind::k##Name) ? p + 1 : p;                                       \
+    return operand(node->a(), left_min) + " " + sym + " " + operand(node->b(), p + 1);                 \
   }
 #include "anvil/ir/expr_kinds.def"
 #undef ANVIL_BINARY_EXPR

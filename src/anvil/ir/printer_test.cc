@@ -30,7 +30,7 @@ TEST(ExprPrinter, ParenthesesOnlyWherePrecedenceNeedsThem) {
   EXPECT_EQ(to_string(floormod(a * 4, 3)), "a * 4 % 3");
   EXPECT_EQ(to_string(a * -1), "a * -1");
   EXPECT_EQ(to_string(a < b && b <= c), "a < b and b <= c");
-  EXPECT_EQ(to_string(logical_and(a < b || b < c, c > 0)), "(a < b or b < c) and c > 0");
+  EXPECT_EQ(to_string(logical_and(a < b || b<c, c> 0)), "(a < b or b < c) and c > 0");
   EXPECT_EQ(to_string(!(a < b)), "not a < b");
   EXPECT_EQ(to_string(!logical_and(a < b, b < c)), "not (a < b and b < c)");
   EXPECT_EQ(to_string(eq(a < b, b < c)), "(a < b) == (b < c)");

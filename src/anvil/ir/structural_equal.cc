@@ -105,10 +105,10 @@ bool StructuralEqualizer::expr(const PrimExpr& a, const PrimExpr& b) {
     case ExprKind::kVar:
       return var_use(a.as<VarNode>(), b.as<VarNode>());
 #define ANVIL_EXPR_KIND(Name)
-#define ANVIL_BINARY_EXPR(Name, factory, text, prec)                     \
-  case ExprKind::k##Name: {                                              \
-    auto *x = a.as<Name##Node>(), *y = b.as<Name##Node>();               \
-    return expr(x->a(), y->a()) && expr(x->b(), y->b());                 \
+#define ANVIL_BINARY_EXPR(Name, factory, text, prec)       \
+  case ExprKind::k##Name: {                                \
+    auto *x = a.as<Name##Node>(), *y = b.as<Name##Node>(); \
+    return expr(x->a(), y->a()) && expr(x->b(), y->b());   \
   }
 #include "anvil/ir/expr_kinds.def"
 #undef ANVIL_BINARY_EXPR

@@ -56,8 +56,10 @@ TEST(StructuralEqual, BuffersCompareByStructureAndStayPaired) {
   EXPECT_FALSE(structural_equal(buffer_load(A, {i}), buffer_load(B, {i})));
   EXPECT_TRUE(structural_equal(buffer_load(A, {i}), buffer_load(B, {i}), true));
   EXPECT_FALSE(structural_equal(buffer_load(A, {i}), buffer_load(D, {i}), true));
-  EXPECT_TRUE(structural_equal(buffer_load(A, {i}) + buffer_load(C, {i}), buffer_load(B, {i}) + buffer_load(C, {i}), true));
-  EXPECT_FALSE(structural_equal(buffer_load(A, {i}) + buffer_load(A, {i}), buffer_load(B, {i}) + buffer_load(C, {i}), true));
+  EXPECT_TRUE(
+      structural_equal(buffer_load(A, {i}) + buffer_load(C, {i}), buffer_load(B, {i}) + buffer_load(C, {i}), true));
+  EXPECT_FALSE(
+      structural_equal(buffer_load(A, {i}) + buffer_load(A, {i}), buffer_load(B, {i}) + buffer_load(C, {i}), true));
 }
 
 TEST(StructuralEqual, FloatsCompareByBits) {
@@ -71,20 +73,29 @@ PrimExpr random_expr(std::mt19937& rng, const std::vector<Var>& vars, int depth)
   std::uniform_int_distribution<int> pick(0, 9);
   int k = depth <= 0 ? pick(rng) % 2 : pick(rng);
   switch (k) {
-    case 0: return vars[rng() % vars.size()];
-    case 1: return int_imm(static_cast<int64_t>(rng() % 7) - 3);
-    case 2: return random_expr(rng, vars, depth - 1) + random_expr(rng, vars, depth - 1);
-    case 3: return random_expr(rng, vars, depth - 1) * random_expr(rng, vars, depth - 1);
-    case 4: return random_expr(rng, vars, depth - 1) - random_expr(rng, vars, depth - 1);
-    case 5: return floordiv(random_expr(rng, vars, depth - 1), random_expr(rng, vars, depth - 1));
-    case 6: return min(random_expr(rng, vars, depth - 1), random_expr(rng, vars, depth - 1));
-    case 7: return select(random_expr(rng, vars, depth - 1) < random_expr(rng, vars, depth - 1),
-                          random_expr(rng, vars, depth - 1), random_expr(rng, vars, depth - 1));
+    case 0:
+      return vars[rng() % vars.size()];
+    case 1:
+      return int_imm(static_cast<int64_t>(rng() % 7) - 3);
+    case 2:
+      return random_expr(rng, vars, depth - 1) + random_expr(rng, vars, depth - 1);
+    case 3:
+      return random_expr(rng, vars, depth - 1) * random_expr(rng, vars, depth - 1);
+    case 4:
+      return random_expr(rng, vars, depth - 1) - random_expr(rng, vars, depth - 1);
+    case 5:
+      return floordiv(random_expr(rng, vars, depth - 1), random_expr(rng, vars, depth - 1));
+    case 6:
+      return min(random_expr(rng, vars, depth - 1), random_expr(rng, vars, depth - 1));
+    case 7:
+      return select(random_expr(rng, vars, depth - 1) < random_expr(rng, vars, depth - 1),
+                    random_expr(rng, vars, depth - 1), random_expr(rng, vars, depth - 1));
     case 8: {
       Var t("t");
       return let(t, random_expr(rng, vars, depth - 1), t + random_expr(rng, vars, depth - 1));
     }
-    default: return floormod(random_expr(rng, vars, depth - 1), random_expr(rng, vars, depth - 1));
+    default:
+      return floormod(random_expr(rng, vars, depth - 1), random_expr(rng, vars, depth - 1));
   }
 }
 

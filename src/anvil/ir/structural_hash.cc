@@ -19,7 +19,6 @@ uint64_t dtype_hash(DataType t) {
   return (uint64_t{t.code()} << 24) | (uint64_t(t.bits()) << 16) | uint64_t(t.lanes());
 }
 
-
 constexpr uint64_t kDefinedVarTag = 0x1001, kFreeVarTag = 0x1002, kBufferTag = 0x1003, kUndefinedTag = 0x1004;
 
 }  // namespace
@@ -30,7 +29,9 @@ uint64_t StructuralHasher::str_hash(std::string_view s) {  // FNV-1a: the same e
   return h;
 }
 
-uint64_t StructuralHasher::combine(uint64_t seed, uint64_t value) { return mix(seed ^ (value + 0x632be59bd9b4e019ULL + (seed << 6))); }
+uint64_t StructuralHasher::combine(uint64_t seed, uint64_t value) {
+  return mix(seed ^ (value + 0x632be59bd9b4e019ULL + (seed << 6)));
+}
 
 uint64_t structural_hash(const PrimExpr& e, bool map_free_vars) {
   StructuralHasher h(map_free_vars);
@@ -86,7 +87,9 @@ uint64_t StructuralHasher::buffer_fields(const Buffer& b, bool declare) {
 }
 
 uint64_t StructuralHasher::buffer(const Buffer& b) { return b.defined() ? buffer_fields(b, false) : kUndefinedTag; }
-uint64_t StructuralHasher::define_buffer(const Buffer& b) { return b.defined() ? buffer_fields(b, true) : kUndefinedTag; }
+uint64_t StructuralHasher::define_buffer(const Buffer& b) {
+  return b.defined() ? buffer_fields(b, true) : kUndefinedTag;
+}
 
 uint64_t StructuralHasher::expr(const PrimExpr& e) {
   if (!e.defined()) return kUndefinedTag;

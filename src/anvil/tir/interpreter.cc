@@ -30,7 +30,8 @@ class Interpreter : public ir::Evaluator {
 
  private:
   // Byte address of each lane of buffer[indices], bounds-checked for one element each.
-  std::vector<uintptr_t> addresses(const Buffer& b, const std::vector<EvalValue>& indices, int lanes, std::string_view what);
+  std::vector<uintptr_t> addresses(const Buffer& b, const std::vector<EvalValue>& indices, int lanes,
+                                   std::string_view what);
   void bind_dim(const PrimExpr& expected, int64_t actual, const Buffer& b, std::string_view what, size_t dim);
   // Binds v for the duration of fn, restoring any previous binding.
   template <typename Fn>
@@ -44,9 +45,12 @@ int64_t handle_of(const void* p) { return static_cast<int64_t>(reinterpret_cast<
 
 void check_elem_type(DataType t, std::string_view what) {
   DataType e = ir::element_of(t);
-  bool ok = e.is_bool() || (ir::is_integer(e) && (e.bits() == 8 || e.bits() == 16 || e.bits() == 32 || e.bits() == 64)) ||
+  bool ok = e.is_bool() ||
+            (ir::is_integer(e) && (e.bits() == 8 || e.bits() == 16 || e.bits() == 32 || e.bits() == 64)) ||
             (e.code() == DataType::kFloat && (e.bits() == 32 || e.bits() == 64));
-  if (!ok) not_implemented_error("interpreter: ", what, " has element type ", ir::dtype_name(t), ", which it does not support");
+  if (!ok)
+    not_implemented_error("interpreter: ", what, " has element type ", ir::dtype_name(t),
+                          ", which it does not support");
 }
 
 EvalScalar read_elem(const void* p, DataType t) {
@@ -93,15 +97,16 @@ void Interpreter::scoped(const Var& v, EvalValue value, Fn&& fn) {
     unbind(v);
 }
 
-void Interpreter::bind_dim(const PrimExpr& expected, int64_t actual, const Buffer& b, std::string_view what, size_t dim) {
+void Interpreter::bind_dim(const PrimExpr& expected, int64_t actual, const Buffer& b, std::string_view what,
+                           size_t dim) {
   if (auto* v = expected.as<ir::VarNode>(); v && !lookup(v)) {
     bind(Var(v), EvalValue::of_int(actual, v->dtype()));
     return;
   }
   int64_t want = eval(expected).as_int();
   if (want != actual)
-    value_error(func_, ": buffer ", b->name(), " expects ", what, "[", dim, "] = ", ir::to_string(expected), " = ", want,
-                ", but the tensor has ", actual);
+    value_error(func_, ": buffer ", b->name(), " expects ", what, "[", dim, "] = ", ir::to_string(expected), " = ",
+                want, ", but the tensor has ", actual);
 }
 
 void Interpreter::bind_params(const PrimFunc& f, std::span<const InterpArg> args) {
@@ -116,7 +121,8 @@ void Interpreter::bind_params(const PrimFunc& f, std::span<const InterpArg> args
           type_error(func_, ": param '", p.name(), "' of dtype ", ir::dtype_name(p.dtype()), " given an integer");
         bind(p, EvalValue::of_int(*i));
       } else if (auto* d = std::get_if<double>(&args[k])) {
-        if (!p.dtype().is_float()) type_error(func_, ": param '", p.name(), "' of dtype ", ir::dtype_name(p.dtype()), " given a float");
+        if (!p.dtype().is_float())
+          type_error(func_, ": param '", p.name(), "' of dtype ", ir::dtype_name(p.dtype()), " given a float");
         bind(p, EvalValue::of_float(*d));
       } else {
         type_error(func_, ": param '", p.name(), "' is a scalar, got a tensor");
@@ -131,7 +137,8 @@ void Interpreter::bind_params(const PrimFunc& f, std::span<const InterpArg> args
     if (DataType(t.dtype) != b->dtype())
       type_error(func_, ": buffer ", b->name(), " has dtype ", ir::dtype_name(b->dtype()), ", the tensor ",
                  ir::dtype_name(DataType(t.dtype)));
-    if (t.ndim != b.ndim()) value_error(func_, ": buffer ", b->name(), " is ", b.ndim(), "-d, the tensor ", t.ndim, "-d");
+    if (t.ndim != b.ndim())
+      value_error(func_, ": buffer ", b->name(), " is ", b.ndim(), "-d, the tensor ", t.ndim, "-d");
     size_t elem = b->dtype().bytes();
     int64_t numel = 1, max_offset = 0;
     for (int d = 0; d < t.ndim; ++d) {
@@ -174,7 +181,8 @@ std::vector<uintptr_t> Interpreter::addresses(const Buffer& b, const std::vector
                                               std::string_view what) {
   const ir::BufferNode* n = b.get();
   const EvalValue* data = lookup(n->data().get());
-  if (!data) value_error(func_, ": ", what, " of buffer ", n->name(), ": its data var '", n->data().name(), "' is unbound");
+  if (!data)
+    value_error(func_, ": ", what, " of buffer ", n->name(), ": its data var '", n->data().name(), "' is unbound");
   check_elem_type(n->dtype(), "buffer " + n->name());
   size_t elem = n->dtype().bytes();
   int64_t offset = eval(n->elem_offset()).as_int();
@@ -182,7 +190,8 @@ std::vector<uintptr_t> Interpreter::addresses(const Buffer& b, const std::vector
   if (n->strides().empty()) {
     strides.assign(indices.size(), 1);
     for (int d = static_cast<int>(indices.size()) - 2; d >= 0; --d)
-      strides[static_cast<size_t>(d)] = strides[static_cast<size_t>(d) + 1] * eval(n->shape()[static_cast<size_t>(d) + 1]).as_int();
+      strides[static_cast<size_t>(d)] =
+          strides[static_cast<size_t>(d) + 1] * eval(n->shape()[static_cast<size_t>(d) + 1]).as_int();
   } else {
     for (const auto& s : n->strides()) strides.push_back(eval(s).as_int());
   }
@@ -237,7 +246,8 @@ void Interpreter::exec(const Stmt& s) {
       std::vector<EvalValue> idx;
       for (const auto& i : op->indices()) idx.push_back(eval(i));
       DataType elem = op->buffer()->dtype();
-      std::vector<uintptr_t> addr = addresses(op->buffer(), idx, op->value().dtype().lanes() / elem.lanes(), "store to");
+      std::vector<uintptr_t> addr =
+          addresses(op->buffer(), idx, op->value().dtype().lanes() / elem.lanes(), "store to");
       for (size_t l = 0; l < addr.size(); ++l) write_elem(reinterpret_cast<void*>(addr[l]), elem, value.lanes[l]);
       return;
     }
@@ -246,12 +256,14 @@ void Interpreter::exec(const Stmt& s) {
       check_elem_type(op->dtype(), "allocation " + op->buffer_var().name());
       int64_t n = 1;
       for (const auto& e : op->extents()) n *= eval(e).as_int();
-      if (n < 0 || n > (int64_t{1} << 34)) value_error(func_, ": allocation ", op->buffer_var().name(), " of ", n, " elements");
+      if (n < 0 || n > (int64_t{1} << 34))
+        value_error(func_, ": allocation ", op->buffer_var().name(), " of ", n, " elements");
       size_t bytes = static_cast<size_t>(n) * op->dtype().bytes();
       auto mem = std::make_unique<uint64_t[]>(bytes / 8 + 1);  // zeroed, 8-byte aligned
       uintptr_t base = reinterpret_cast<uintptr_t>(mem.get());
       regions_[base] = bytes;
-      scoped(op->buffer_var(), EvalValue::of_int(static_cast<int64_t>(base), ir::handle_type()), [&] { exec(op->body()); });
+      scoped(op->buffer_var(), EvalValue::of_int(static_cast<int64_t>(base), ir::handle_type()),
+             [&] { exec(op->body()); });
       regions_.erase(base);
       return;
     }

@@ -13,11 +13,11 @@
 // barriers in the IR yet). Supported element types: bool, int/uint 8-64, float32/64.
 #pragma once
 
+#include <dlpack/dlpack.h>
+
 #include <cstdint>
 #include <span>
 #include <variant>
-
-#include <dlpack/dlpack.h>
 
 #include "anvil/tir/prim_func.h"
 

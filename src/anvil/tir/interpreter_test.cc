@@ -72,11 +72,11 @@ TEST(Interpreter, VectorLoadsStoresLocalAllocationAndScalarParam) {
   Buffer T = Buffer::make(t, DataType::float32(), {4}, {}, {}, "T", 64, "local");
   Var o("o"), alpha("alpha", DataType::float32());
   PrimExpr vec = ir::ramp(o * 4, 1, 4);
-  Stmt body = make_for(
-      o, 0, 4,
-      allocate(t, DataType::float32(), {4}, "local",
-               seq({buffer_store(T, buffer_load(A, {vec}) * 2, {ir::ramp(0, 1, 4)}),
-                    buffer_store(B, buffer_load(T, {ir::ramp(0, 1, 4)}) + ir::broadcast(alpha, 4), {vec})})));
+  Stmt body =
+      make_for(o, 0, 4,
+               allocate(t, DataType::float32(), {4}, "local",
+                        seq({buffer_store(T, buffer_load(A, {vec}) * 2, {ir::ramp(0, 1, 4)}),
+                             buffer_store(B, buffer_load(T, {ir::ramp(0, 1, 4)}) + ir::broadcast(alpha, 4), {vec})})));
   PrimFunc f = make_prim_func("vec", {A, B, alpha}, body);
   Tensor a = Tensor::empty({16}, DataType::float32()), b = Tensor::empty({16}, DataType::float32());
   for (int i = 0; i < 16; ++i) f32(a)[i] = static_cast<float>(i);
@@ -89,11 +89,12 @@ TEST(Interpreter, IntegerKernelWithLetIfAndSelect) {
   Buffer X = decl_buffer({n}, DataType::int32(), "X");
   Buffer Y = decl_buffer({n}, DataType::int64(), "Y");
   Var i("i"), v("v");
-  Stmt body = make_for(i, 0, n,
-                       let_stmt(v, buffer_load(X, {i}),
-                                if_then_else(ir::eq(floormod(v, 2), 0),
-                                             buffer_store(Y, ir::cast(DataType::int64(), floordiv(v, 2)), {i}),
-                                             buffer_store(Y, ir::cast(DataType::int64(), ir::select(v < 0, -v, v)), {i}))));
+  Stmt body =
+      make_for(i, 0, n,
+               let_stmt(v, buffer_load(X, {i}),
+                        if_then_else(ir::eq(floormod(v, 2), 0),
+                                     buffer_store(Y, ir::cast(DataType::int64(), floordiv(v, 2)), {i}),
+                                     buffer_store(Y, ir::cast(DataType::int64(), ir::select(v < 0, -v, v)), {i}))));
   PrimFunc f = make_prim_func("collatz_ish", {X, Y}, body);
   Tensor x = Tensor::empty({5}, DataType::int32()), y = Tensor::empty({5}, DataType::int64());
   int32_t in[] = {4, -3, 7, -8, 0};
@@ -125,15 +126,24 @@ PrimExpr random_int_expr(std::mt19937& rng, const PrimExpr& x, const PrimExpr& i
   int k = depth <= 0 ? static_cast<int>(rng() % 3) : static_cast<int>(rng() % 9);
   auto sub = [&] { return random_int_expr(rng, x, i, depth - 1); };
   switch (k) {
-    case 0: return x;
-    case 1: return i;
-    case 2: return PrimExpr(static_cast<int>(rng() % 9) - 4);
-    case 3: return sub() + sub();
-    case 4: return sub() * sub();
-    case 5: return floordiv(sub(), ir::max(sub(), 1));
-    case 6: return floormod(sub(), ir::max(sub(), 1));
-    case 7: return ir::select(sub() < sub(), sub(), sub());
-    default: return ir::min(sub(), sub()) - sub();
+    case 0:
+      return x;
+    case 1:
+      return i;
+    case 2:
+      return PrimExpr(static_cast<int>(rng() % 9) - 4);
+    case 3:
+      return sub() + sub();
+    case 4:
+      return sub() * sub();
+    case 5:
+      return floordiv(sub(), ir::max(sub(), 1));
+    case 6:
+      return floormod(sub(), ir::max(sub(), 1));
+    case 7:
+      return ir::select(sub() < sub(), sub(), sub());
+    default:
+      return ir::min(sub(), sub()) - sub();
   }
 }
 
@@ -149,7 +159,8 @@ TEST(Interpreter, AgreesWithEvaluatorOnRandomExpressions) {
     Buffer Y = decl_buffer({n}, DataType::int32(), "Y");
     Var i("i"), xv("xv");
     PrimExpr e = random_int_expr(rng, xv, i, 4);
-    PrimFunc f = make_prim_func("rand", {X, Y}, make_for(i, 0, n, let_stmt(xv, buffer_load(X, {i}), buffer_store(Y, e, {i}))));
+    PrimFunc f =
+        make_prim_func("rand", {X, Y}, make_for(i, 0, n, let_stmt(xv, buffer_load(X, {i}), buffer_store(Y, e, {i}))));
     run_prim_func(f, {xs.dl(), ys.dl()});
     for (int k = 0; k < n; ++k) {
       int64_t want = ir::eval_int(e, {{i, int64_t{k}}, {xv, int64_t{static_cast<int32_t*>(xs.data())[k]}}});

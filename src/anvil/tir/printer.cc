@@ -44,9 +44,13 @@ void StmtPrinter::stmt(const Stmt& s, int indent, std::string* out) {
         stop = print(ir::AddNode::make(op->min(), op->extent()));
       std::string text = "for " + var_name(op->loop_var().get()) + " in range(" + print(op->min()) + ", " + stop + ")";
       switch (op->for_kind()) {
-        case ForKind::kSerial: break;
-        case ForKind::kThreadBinding: text += " thread(" + ir::quote_string(op->thread_tag()) + ")"; break;
-        default: text += " " + std::string(for_kind_name(op->for_kind()));
+        case ForKind::kSerial:
+          break;
+        case ForKind::kThreadBinding:
+          text += " thread(" + ir::quote_string(op->thread_tag()) + ")";
+          break;
+        default:
+          text += " " + std::string(for_kind_name(op->for_kind()));
       }
       if (!op->annotations().empty()) {
         std::vector<std::string> ann;
@@ -77,7 +81,8 @@ void StmtPrinter::stmt(const Stmt& s, int indent, std::string* out) {
     }
     case StmtKind::kLetStmt: {
       auto* op = s.as<LetStmtNode>();
-      line(indent, var_name(op->var().get()) + ": " + ir::dtype_name(op->var().dtype()) + " = " + print(op->value()), out);
+      line(indent, var_name(op->var().get()) + ": " + ir::dtype_name(op->var().dtype()) + " = " + print(op->value()),
+           out);
       stmt(op->body(), indent, out);
       return;
     }

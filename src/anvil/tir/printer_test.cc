@@ -18,8 +18,7 @@ PrimFunc matmul() {
   Buffer C = decl_buffer({n, m}, DataType::float32(), "C");
   Var i("i"), j("j"), kk("kk");
   Stmt update = buffer_store(C, buffer_load(C, {i, j}) + buffer_load(A, {i, kk}) * buffer_load(B, {kk, j}), {i, j});
-  Stmt body = make_for(i, 0, n,
-                       make_for(j, 0, m, seq({buffer_store(C, 0, {i, j}), make_for(kk, 0, k, update)})),
+  Stmt body = make_for(i, 0, n, make_for(j, 0, m, seq({buffer_store(C, 0, {i, j}), make_for(kk, 0, k, update)})),
                        ForKind::kParallel);
   return make_prim_func("matmul", {A, B, C}, body);
 }
@@ -45,9 +44,9 @@ TEST(StmtPrinter, AllStatementForms) {
                         seq({buffer_store(T, x, {0}),
                              if_then_else(i < 2, evaluate(0),
                                           if_then_else(i < 4, buffer_store(A, 1, {i}), buffer_store(A, 2, {i})))}))),
-      make_thread_for(tx, 0, 32, "threadIdx.x",
-                      attr_stmt("pragma_unroll", PrimExpr(), 4,
-                                make_for(i, 4, 8, buffer_store(A, 0, {i}), ForKind::kUnrolled))),
+      make_thread_for(
+          tx, 0, 32, "threadIdx.x",
+          attr_stmt("pragma_unroll", PrimExpr(), 4, make_for(i, 4, 8, buffer_store(A, 0, {i}), ForKind::kUnrolled))),
   });
   EXPECT_EQ(to_string(s),
             "T = allocate(float32, [4], \"local\")\n"
@@ -69,8 +68,7 @@ TEST(StmtPrinter, FuncWithScalarParamRetTypeAndAttrs) {
   Buffer A = decl_buffer({8}, DataType::int32(), "A");
   Var alpha("alpha");
   Var h("h", ir::handle_type());
-  PrimFunc f = PrimFunc::make({h, alpha}, {{h, A}}, buffer_store(A, alpha, {0}), DataType::int32(),
-                              {{"tuned", 1}});
+  PrimFunc f = PrimFunc::make({h, alpha}, {{h, A}}, buffer_store(A, alpha, {0}), DataType::int32(), {{"tuned", 1}});
   EXPECT_EQ(to_string(f),
             "func main(h: A = Buffer(int32, [8]), alpha: int32) -> int32:\n"
             "  attr tuned = 1\n"

@@ -22,7 +22,8 @@ PrimExpr adopt(const PrimExpr& e, DataType t) {
     return ir::int_imm(imm->value(), t);
   if (auto* imm = e.as<ir::IntImmNode>(); imm && t.is_float() && t.lanes() == 1 && !e.dtype().is_bool())
     return ir::float_imm(static_cast<double>(imm->value()), t);
-  if (auto* imm = e.as<ir::FloatImmNode>(); imm && t.is_float() && t.lanes() == 1) return ir::float_imm(imm->value(), t);
+  if (auto* imm = e.as<ir::FloatImmNode>(); imm && t.is_float() && t.lanes() == 1)
+    return ir::float_imm(imm->value(), t);
   return e;
 }
 
@@ -62,8 +63,8 @@ std::string_view for_kind_name(ForKind kind) {
 }
 
 bool is_valid_thread_tag(std::string_view tag) {
-  for (std::string_view t : {"threadIdx.x", "threadIdx.y", "threadIdx.z", "blockIdx.x", "blockIdx.y", "blockIdx.z",
-                             "vthread"})
+  for (std::string_view t :
+       {"threadIdx.x", "threadIdx.y", "threadIdx.z", "blockIdx.x", "blockIdx.y", "blockIdx.z", "vthread"})
     if (tag == t) return true;
   return false;
 }
@@ -131,7 +132,8 @@ Stmt AllocateNode::make(Var buffer_var, DataType dtype, std::vector<PrimExpr> ex
       type_error("Allocate ", name, ": extents must be scalar integers, got ", dtype_name(e.dtype()));
   }
   if (!is_valid_storage_scope(scope))
-    value_error("Allocate ", name, ": storage scope '", scope, "' is not one of global, shared, shared.dyn, local, warp");
+    value_error("Allocate ", name, ": storage scope '", scope,
+                "' is not one of global, shared, shared.dyn, local, warp");
   check_stmt(body, "Allocate", "body");
   auto* node = new AllocateNode();
   node->buffer_var_ = std::move(buffer_var);
@@ -154,7 +156,8 @@ Stmt LetStmtNode::make(Var var, PrimExpr value, Stmt body) {
 
 Stmt IfThenElseNode::make(PrimExpr cond, Stmt then_case, Stmt else_case) {
   check_expr(cond, "IfThenElse", "cond");
-  if (cond.dtype() != ir::bool_type()) type_error("IfThenElse: cond must be a scalar bool, got ", dtype_name(cond.dtype()));
+  if (cond.dtype() != ir::bool_type())
+    type_error("IfThenElse: cond must be a scalar bool, got ", dtype_name(cond.dtype()));
   check_stmt(then_case, "IfThenElse", "then_case");
   return Stmt(new IfThenElseNode(std::move(cond), std::move(then_case), std::move(else_case)));
 }

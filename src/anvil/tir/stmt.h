@@ -69,8 +69,8 @@ using Annotations = std::map<std::string, PrimExpr>;
 class ForNode : public StmtNode {
  public:
   static constexpr StmtKind kKind = StmtKind::kFor;
-  static Stmt make(Var loop_var, PrimExpr min, PrimExpr extent, ForKind kind, Stmt body,
-                   std::string thread_tag = "", Annotations annotations = {});
+  static Stmt make(Var loop_var, PrimExpr min, PrimExpr extent, ForKind kind, Stmt body, std::string thread_tag = "",
+                   Annotations annotations = {});
   const Var& loop_var() const { return loop_var_; }
   const PrimExpr& min() const { return min_; }
   const PrimExpr& extent() const { return extent_; }
@@ -158,7 +158,8 @@ class IfThenElseNode : public StmtNode {
   const Stmt& else_case() const { return else_; }
 
  private:
-  IfThenElseNode(PrimExpr c, Stmt t, Stmt e) : StmtNode(kKind), cond_(std::move(c)), then_(std::move(t)), else_(std::move(e)) {}
+  IfThenElseNode(PrimExpr c, Stmt t, Stmt e)
+      : StmtNode(kKind), cond_(std::move(c)), then_(std::move(t)), else_(std::move(e)) {}
   PrimExpr cond_;
   Stmt then_, else_;
 };

@@ -14,9 +14,9 @@ using ir::decl_buffer;
 
 Stmt sample(const Buffer& A, const Var& n, const Var& i) {
   Var x("x", DataType::float32());
-  return make_for(i, 0, n,
-                  let_stmt(x, buffer_load(A, {i}),
-                           if_then_else(x > 0, buffer_store(A, x * 2, {i}), buffer_store(A, 0, {i}))));
+  return make_for(
+      i, 0, n,
+      let_stmt(x, buffer_load(A, {i}), if_then_else(x > 0, buffer_store(A, x * 2, {i}), buffer_store(A, 0, {i}))));
 }
 
 TEST(StmtVisitor, SeesStatementsAndTheirExpressions) {

@@ -1,7 +1,6 @@
 // Structural equality and hash of statements and functions.
 #include "anvil/tir/structural_equal.h"
 
-
 namespace anvil::tir {
 namespace {
 

@@ -69,8 +69,8 @@ TEST(StructuralEqualStmt, LoopVarReusedInSiblingLoopsIsFine) {
   Stmt fresh = seq({make_for(j, 0, 8, buffer_store(A, 0, {j})), make_for(k, 0, 8, buffer_store(A, 1, {k}))});
   EXPECT_TRUE(structural_equal(reuse, fresh));
   EXPECT_EQ(structural_hash(reuse), structural_hash(fresh));
-  Stmt other_kind = seq({make_for(j, 0, 8, buffer_store(A, 0, {j}), ForKind::kVectorized),
-                         make_for(k, 0, 8, buffer_store(A, 1, {k}))});
+  Stmt other_kind = seq(
+      {make_for(j, 0, 8, buffer_store(A, 0, {j}), ForKind::kVectorized), make_for(k, 0, 8, buffer_store(A, 1, {k}))});
   EXPECT_FALSE(structural_equal(reuse, other_kind));
 }
 

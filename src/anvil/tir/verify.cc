@@ -99,8 +99,7 @@ void check_well_formed(const PrimFunc& f, const std::string& stage) {
   if (errors.empty()) return;
   std::string text;
   for (const auto& e : errors) text += "  - " + e + "\n";
-  throw Error(ErrorKind::kInternal,
-              str_cat("ill-formed IR after ", stage, ":\n", text, "in:\n", to_string(f)));
+  throw Error(ErrorKind::kInternal, str_cat("ill-formed IR after ", stage, ":\n", text, "in:\n", to_string(f)));
 }
 
 }  // namespace anvil::tir
