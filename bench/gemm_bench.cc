@@ -324,6 +324,16 @@ ChildOutput spawn_child(const std::string& only, int repeats, bool clean_openbla
   return out;
 }
 
+// The 1-minute load average: other work on the machine skews every figure (2 threads most).
+double load_average() {
+  double load = NAN;
+  if (FILE* f = std::fopen("/proc/loadavg", "r")) {
+    if (std::fscanf(f, "%lf", &load) != 1) load = NAN;
+    std::fclose(f);
+  }
+  return load;
+}
+
 std::string json_number(double v) {
   if (!std::isfinite(v)) return "null";
   char buf[64];
@@ -376,6 +386,7 @@ int main(int argc, char** argv) {
     std::printf("%s=%s in this environment (removed for the OpenBLAS child)\n", name, value ? value : "(unset)");
   }
 
+  double load_before = load_average();
   bool failed = false;
   // Peak first: nothing else of ours is running yet.
   std::map<int, double> peak;
@@ -480,7 +491,10 @@ int main(int argc, char** argv) {
       rows_json += (rows_json.empty() ? "" : ", ") + row;
     }
   }
+  double load_after = load_average();
   std::printf("\n%%pk = share of the FMA peak measured above for the same thread count.\n");
+  std::printf("load average (1 min) before / after: %.2f / %.2f%s\n", load_before, load_after,
+              std::max(load_before, load_after) > 0.5 ? "  (the machine was busy: figures are low)" : "");
   if (failed) std::printf("FAILED: a child failed or a result check did not pass\n");
 
   std::string json = "{\"bench\": \"gemm\", \"cpu\": \"" + anvil::bench::json_escape(cpu) + "\", \"avx512\": " +
@@ -489,6 +503,7 @@ int main(int argc, char** argv) {
                      ", \"2\": " + json_number(peak.count(2) ? peak[2] : NAN) + "}, \"openblas\": \"" +
                      anvil::bench::json_escape(infos["openblas"]) + "\", \"onednn\": \"" +
                      anvil::bench::json_escape(infos["onednn"]) + "\", \"repeat\": " + std::to_string(repeats) +
+                     ", \"loadavg\": [" + json_number(load_before) + ", " + json_number(load_after) + "]" +
                      ", \"checks_ok\": " + (failed ? "false" : "true") + ", \"rows\": [" + rows_json +
                      "], \"min_ratio_vs_best_library\": " + (have_anvil ? json_number(min_ratio) : "null") + "}";
   std::printf("%s\n", json.c_str());
