@@ -86,10 +86,20 @@ void Stage::compute_at(const Stage& parent, const IterVar& axis) {
   if (!self->op.is_compute()) value_error(self->describe(), ": a placeholder cannot be computed at another stage");
   if (parent.get() == self) value_error(self->describe(), ": compute_at to itself");
   if (self->is_output) value_error(self->describe(), ": an output stage cannot be computed at another stage");
-  bool reads = false;
-  for (const Tensor& in : parent.op()->inputs())
-    if (in->buffer().same_as(self->op->buffer())) reads = true;
-  if (!reads)
+  // The parent must consume this stage, directly or through other stages (softmax's max may be
+  // computed per row of the final division, which reads it through exp); lowering checks that
+  // every reader then runs inside the attach loop.
+  std::unordered_set<const OperationNode*> seen;
+  std::function<bool(const Tensor&)> depends = [&](const Tensor& t) {
+    if (!seen.insert(t.get()).second) return false;
+    for (const Tensor& in : t->inputs()) {
+      if (in->buffer().same_as(self->op->buffer())) return true;
+      Stage* st = self->schedule ? self->schedule->find_stage(in) : nullptr;
+      if (depends(st ? (*st)->op : in)) return true;
+    }
+    return false;
+  };
+  if (!depends(parent.op()))
     value_error(self->describe(), ": compute_at to ", parent->describe(), ", which does not read '", self->op.name(),
                 "' (compute_at needs a consumer)");
   if (parent->leaf_index(axis) < 0)

@@ -97,6 +97,9 @@ class Stage {
   // k * factor + offset (the smallest such value not below the compact stride).
   void storage_align(const IterVar& axis, int factor, int offset);
 
+  // Computes this stage inside `parent`'s loop `axis` (a leaf of parent), for the region the
+  // iterations of that loop read. parent must read this stage, directly or through other
+  // stages; every reader must then run inside that loop (checked by lower()).
   void compute_at(const Stage& parent, const IterVar& axis);
   void compute_inline();
   void compute_root();

@@ -54,8 +54,8 @@ TEST(TeSchedule, VectorizingOrParallelizingAReductionAxisIsRejected) {
 
 TEST(TeSchedule, ComputeAtToANonConsumerIsRejected) {
   MatmulGraph g;
-  Tensor E = compute({8, 8}, [&](Var i, Var j) { return g.D(i, j) + 1.0f; }, "E");
-  Schedule s = create_schedule({E});
+  Tensor E = compute({8, 8}, [&](Var i, Var j) { return g.A(i, j) + 1.0f; }, "E");
+  Schedule s = create_schedule({g.D, E});
   expect_value_error([&] { s[g.C].compute_at(s[E], E.axis(0)); }, {"stage 'C'", "stage 'E'", "does not read 'C'"});
   expect_value_error([&] { s[g.C].compute_at(s[g.D], E.axis(0)); }, {"stage 'C'", "not a leaf axis of stage 'D'"});
 }
