@@ -5,6 +5,7 @@
 
 #include "anvil/base/error.h"
 #include "anvil/ir/expr_ops.h"
+#include "anvil/ir/structural_equal.h"
 #include "anvil/te/lower_state.h"
 
 namespace anvil::te {
@@ -47,7 +48,7 @@ void infer_region(LowerState* state, int i) {
   RelaxSpec spec = state->loops;
   spec.keep = state->enclosing_vars(i);
   std::vector<std::optional<Interval>> u(shape.size());
-  std::vector<bool> whole(shape.size(), false);
+  std::vector<bool> whole(shape.size(), false), from_start(shape.size(), false), to_end(shape.size(), false);
   for (int r : info.readers) {
     const StageInfo& reader = state->stages[r];
     for (const auto& idx : accesses(reader.body, op->buffer().get())) {
@@ -57,6 +58,9 @@ void infer_region(LowerState* state, int i) {
           whole[d] = true;
           continue;
         }
+        // A reader that needs the first / last element fixes that end of the clamped region.
+        if (auto c = ir::as_const_int(iv->lo); c && *c <= 0) from_start[d] = true;
+        if (ir::structural_equal(iv->hi, fold_sub(shape[d], ir::int_imm(1, shape[d].dtype())))) to_end[d] = true;
         if (!u[d]) {
           u[d] = iv;
         } else {
@@ -75,13 +79,16 @@ void infer_region(LowerState* state, int i) {
     PrimExpr lo = u[d]->lo, hi = u[d]->hi;
     info.unclamped_extent.push_back(fold_add(fold_sub(hi, lo), ir::int_imm(1, lo.dtype())));
     PrimExpr last = fold_sub(shape[d], ir::int_imm(1, shape[d].dtype()));
+    if (from_start[d]) lo = zero;
+    if (to_end[d]) hi = last;
     // Clamp to the tensor only where the loops' constant ranges do not already keep it inside.
     auto whole_lo = eval_interval(lo, state->loops), whole_hi = eval_interval(hi, state->loops);
     auto clo = whole_lo ? ir::as_const_int(whole_lo->lo) : std::nullopt;
     if (!clo || *clo < 0) lo = fold_max(lo, zero);
     auto chi = whole_hi ? ir::as_const_int(whole_hi->hi) : std::nullopt;
     auto clast = ir::as_const_int(last);
-    if (!(chi && clast && *chi <= *clast)) hi = fold_min(hi, last);
+    bool inside = (chi && clast && *chi <= *clast) || (whole_hi && ir::structural_equal(whole_hi->hi, last));
+    if (!inside) hi = fold_min(hi, last);
     info.region.push_back(Range{lo, fold_add(fold_sub(hi, lo), ir::int_imm(1, lo.dtype()))});
   }
 }

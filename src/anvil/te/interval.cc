@@ -31,7 +31,12 @@ PrimExpr fold_add(const PrimExpr& a, const PrimExpr& b) {
   if (ca && cb) return imm_like(a, b, *ca + *cb);
   if (ca && *ca == 0) return b;
   if (cb && *cb == 0) return a;
-  if (cb && *cb < 0) return a - ir::int_imm(-*cb, b.dtype());
+  if (cb) {
+    // (x + c1) + c2 and (x - c1) + c2 fold their constants.
+    if (auto* add = a.as<ir::AddNode>(); add && cint(add->b())) return fold_add(add->a(), imm_like(a, b, *cint(add->b()) + *cb));
+    if (auto* sub = a.as<ir::SubNode>(); sub && cint(sub->b())) return fold_add(sub->a(), imm_like(a, b, *cb - *cint(sub->b())));
+    if (*cb < 0) return a - ir::int_imm(-*cb, b.dtype());
+  }
   return a + b;
 }
 
