@@ -189,7 +189,7 @@ tir::PrimFunc lower(const Schedule& schedule, const std::vector<Tensor>& args, c
     body = wrap_realize(&state, i, body);
   }
   if (!body.defined()) body = tir::evaluate(0);
-  return tir::make_prim_func(name, params, body);
+  return tir::make_prim_func(name, params, simplify_indices(body));
 }
 
 }  // namespace anvil::te

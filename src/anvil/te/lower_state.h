@@ -57,6 +57,10 @@ void infer_bounds(LowerState* state);
 
 // The statement computing stage i (its loops, the stages attached inside them, its init).
 tir::Stmt make_stage_nest(LowerState* state, int i);
+// The arith simplifier over loop extents, indices, allocation extents and guards, with loop
+// ranges known (lower_simplify.cc).
+tir::Stmt simplify_indices(const tir::Stmt& s);
+
 // Wraps body in the Allocate (and alignment attribute) of stage i when it needs one.
 tir::Stmt wrap_realize(LowerState* state, int i, tir::Stmt body);
 
