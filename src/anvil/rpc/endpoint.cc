@@ -1,8 +1,6 @@
 // Packet framing, server replies and client requests over one connection (see endpoint.h).
 #include "anvil/rpc/endpoint.h"
 
-#include <poll.h>
-
 #include <algorithm>
 #include <cstring>
 
@@ -34,22 +32,35 @@ std::string frame_packet(std::string_view body) {
 }
 
 void Endpoint::send_packet(std::string_view head, std::string_view tail) {
-  // Length and head in one write: a peer that has closed then fails us on the first write of a
-  // request, with whatever it said last still readable (see check_unsolicited).
-  Writer w;
-  w.u64(head.size() + tail.size());
-  w.raw(head);
-  int timeout = limits_.stall_timeout_ms;
-  channel_.write_all(w.buffer().data(), w.buffer().size(), timeout);
-  if (!tail.empty()) channel_.write_all(tail.data(), tail.size(), timeout);
+  // Length, head and tail in one write when the stream has room: a peer that has closed then
+  // fails us on the first write of a request, with whatever it said last still readable (see
+  // check_unsolicited).
+  std::string& buf = packet_.buffer();
+  buf.clear();
+  packet_.u64(head.size() + tail.size());
+  packet_.raw(head);
+  channel_.write_all(buf, tail, limits_.stall_timeout_ms);
+}
+
+Writer& Endpoint::start_packet(RPCCode code) {
+  packet_.buffer().clear();
+  packet_.u64(0);  // the length, filled in by finish_packet
+  packet_.i32(static_cast<int32_t>(code));
+  return packet_;
+}
+
+void Endpoint::finish_packet(std::string_view tail) {
+  std::string& buf = packet_.buffer();
+  uint64_t length = buf.size() - 8 + tail.size();
+  std::memcpy(buf.data(), &length, 8);
+  channel_.write_all(buf, tail, limits_.stall_timeout_ms);
 }
 
 void Endpoint::check_unsolicited(std::string_view request) {
-  pollfd p{channel_.read_fd(), POLLIN, 0};
-  if (::poll(&p, 1, 0) <= 0) return;
+  if (!channel_.input_ready()) return;
   // The server spoke before being asked: a session timeout or a dying session said goodbye.
   std::optional<std::string> body = recv_packet(limits_.stall_timeout_ms);
-  if (!body) throw ChannelError(str_cat("the server closed the session before ", request));
+  if (!body) throw ChannelError(str_cat("the server closed the session before ", request, channel_.loss_note()));
   Reader r(*body, "unsolicited packet");
   int32_t code = r.i32("code");
   if (code == static_cast<int32_t>(RPCCode::kException)) {
@@ -94,9 +105,8 @@ std::optional<std::string> Endpoint::recv_packet(std::optional<int> first_timeou
 }
 
 void Endpoint::send_return(std::span<const WireValue> values) {
-  Writer w = packet_writer(RPCCode::kReturn);
-  write_seq(w, values);
-  send_packet(w.buffer());
+  write_seq(start_packet(RPCCode::kReturn), values);
+  finish_packet();
 }
 
 void Endpoint::send_return_void() {
@@ -104,11 +114,17 @@ void Endpoint::send_return_void() {
   send_return(std::span<const WireValue>(&none, 1));
 }
 
-void Endpoint::send_exception(std::string_view message) { send_packet(exception_body(message)); }
+void Endpoint::send_exception(std::string_view message) {
+  Writer& w = start_packet(RPCCode::kException);
+  w.i32(1);  // a PackedSeq of one string
+  w.i32(static_cast<int32_t>(TypeIndex::kRawStr));
+  w.str(message);
+  finish_packet();
+}
 
 void Endpoint::send_copy_ack(std::string_view data) {
-  int32_t code = static_cast<int32_t>(RPCCode::kCopyAck);
-  send_packet(std::string_view(reinterpret_cast<const char*>(&code), 4), data);
+  start_packet(RPCCode::kCopyAck);
+  finish_packet(data);
 }
 
 void Endpoint::unexpected_reply(int32_t code, std::string_view request) {
@@ -120,7 +136,7 @@ void Endpoint::unexpected_reply(int32_t code, std::string_view request) {
 
 std::vector<WireValue> Endpoint::wait_return(std::string_view request) {
   std::optional<std::string> body = recv_packet();
-  if (!body) throw ChannelError(str_cat("the server closed the connection before answering ", request));
+  if (!body) throw ChannelError(str_cat("the server closed the connection before answering ", request, channel_.loss_note()));
   Reader r(*body, str_cat("reply to ", request));
   int32_t code = r.i32("code");
   if (code == static_cast<int32_t>(RPCCode::kException)) {
@@ -136,27 +152,26 @@ std::vector<WireValue> Endpoint::wait_return(std::string_view request) {
 
 void Endpoint::init_server(std::span<const WireValue> ctor_args) {
   check_unsolicited("InitServer");
-  Writer w = packet_writer(RPCCode::kInitServer);
+  Writer& w = start_packet(RPCCode::kInitServer);
   w.str(kProtocolVersion);
   write_seq(w, ctor_args);
-  send_packet(w.buffer());
+  finish_packet();
   wait_return("InitServer");
 }
 
 std::vector<WireValue> Endpoint::call(uint64_t handle, std::span<const WireValue> args) {
   check_unsolicited("CallFunc");
-  Writer w = packet_writer(RPCCode::kCallFunc);
+  Writer& w = start_packet(RPCCode::kCallFunc);
   w.u64(handle);
   write_seq(w, args);
-  send_packet(w.buffer());
+  finish_packet();
   return wait_return("CallFunc");
 }
 
 WireValue Endpoint::syscall(RPCCode code, std::span<const WireValue> args) {
   check_unsolicited(rpc_code_name(static_cast<int32_t>(code)));
-  Writer w = packet_writer(code);
-  write_seq(w, args);
-  send_packet(w.buffer());
+  write_seq(start_packet(code), args);
+  finish_packet();
   std::vector<WireValue> seq = wait_return(rpc_code_name(static_cast<int32_t>(code)));
   if (seq.size() != 1) {
     throw ProtocolError(str_cat("reply to ", rpc_code_name(static_cast<int32_t>(code)), " holds ", seq.size(),
@@ -167,21 +182,21 @@ WireValue Endpoint::syscall(RPCCode code, std::span<const WireValue> args) {
 
 void Endpoint::copy_to_remote(const WireTensor& dst, std::string_view data) {
   check_unsolicited("CopyToRemote");
-  Writer w = packet_writer(RPCCode::kCopyToRemote);
+  Writer& w = start_packet(RPCCode::kCopyToRemote);
   write_tensor(w, dst);
   w.u64(data.size());
-  send_packet(w.buffer(), data);
+  finish_packet(data);
   wait_return("CopyToRemote");
 }
 
 void Endpoint::copy_from_remote(const WireTensor& src, void* out, uint64_t nbytes) {
   check_unsolicited("CopyFromRemote");
-  Writer w = packet_writer(RPCCode::kCopyFromRemote);
+  Writer& w = start_packet(RPCCode::kCopyFromRemote);
   write_tensor(w, src);
   w.u64(nbytes);
-  send_packet(w.buffer());
+  finish_packet();
   std::optional<uint64_t> len = recv_length(limits_.idle_timeout_ms);
-  if (!len) throw ChannelError("the server closed the connection before answering CopyFromRemote");
+  if (!len) throw ChannelError(str_cat("the server closed the connection before answering CopyFromRemote", channel_.loss_note()));
   int32_t code = 0;
   channel_.read_exact(&code, 4, limits_.stall_timeout_ms, limits_.stall_timeout_ms);
   if (code == static_cast<int32_t>(RPCCode::kCopyAck)) {
@@ -201,8 +216,8 @@ void Endpoint::copy_from_remote(const WireTensor& src, void* out, uint64_t nbyte
 void Endpoint::shutdown() {
   if (!channel_.is_open()) return;
   try {
-    int32_t code = static_cast<int32_t>(RPCCode::kShutdown);
-    send_packet(std::string_view(reinterpret_cast<const char*>(&code), 4));
+    start_packet(RPCCode::kShutdown);
+    finish_packet();
   } catch (const Error&) {
     // The peer may already be gone; shutting down is best effort.
   }

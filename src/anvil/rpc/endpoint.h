@@ -20,7 +20,10 @@ namespace anvil::rpc {
 
 class Endpoint {
  public:
-  Endpoint(Channel channel, Limits limits) : channel_(std::move(channel)), limits_(limits) {}
+  // Turns the channel's read buffering on: from here on only packets travel on it.
+  Endpoint(Channel channel, Limits limits) : channel_(std::move(channel)), limits_(limits) {
+    channel_.set_read_buffering(true);
+  }
 
   Channel& channel() { return channel_; }
   const Limits& limits() const { return limits_; }
@@ -30,6 +33,12 @@ class Endpoint {
   // ---- framing ----
   // Writes u64(len(head) + len(tail)), head, tail: a copy's data goes out without concatenation.
   void send_packet(std::string_view head, std::string_view tail = {});
+  // The same without copying head: start_packet clears the endpoint's own packet buffer, puts a
+  // placeholder length and the code in it and returns it for the body; finish_packet fills in
+  // the length and writes buffer and tail in one go. The buffer is reused, so a request or a
+  // reply costs no allocation once it has grown to size.
+  Writer& start_packet(RPCCode code);
+  void finish_packet(std::string_view tail = {});
   // The next non-empty packet body (starting with its i32 code), or nullopt when the peer closed
   // cleanly between packets. The first byte must come within first_timeout_ms (default: the
   // idle timeout). ProtocolError for a length over max_packet_bytes or under 4; ChannelError for
@@ -69,6 +78,7 @@ class Endpoint {
 
   Channel channel_;
   Limits limits_;
+  Writer packet_;  // the packet being built (start_packet / finish_packet)
 };
 
 // Body of a kException packet carrying `message` (exposed for tests and the session-timeout

@@ -1,5 +1,6 @@
-// POSIX implementation of Channel and TCP setup (see transport.h). Every blocking call goes
-// through poll() with a deadline, so no peer can hold a reader or writer forever.
+// POSIX implementation of Channel and TCP setup (see transport.h). Every blocking call has a
+// deadline (SO_RCVTIMEO for socket reads, poll() otherwise), so no peer can hold a reader or
+// writer forever.
 #include "anvil/rpc/transport.h"
 
 #include <arpa/inet.h>
@@ -8,6 +9,9 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -43,6 +47,26 @@ bool wait_fd(int fd, short events, int timeout_ms) {
 
 void set_cloexec(int fd) { ::fcntl(fd, F_SETFD, FD_CLOEXEC); }
 
+using Clock = std::chrono::steady_clock;
+constexpr size_t kReadBufferBytes = size_t{64} << 10;
+constexpr int kSocket = 1;
+constexpr int kPipe = 2;
+
+bool is_socket(int fd) {
+  struct stat st {};
+  return ::fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+void set_nonblocking(int fd) {
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0 && (flags & O_NONBLOCK) == 0) ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+int ms_until(Clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return left > 0 ? static_cast<int>(std::min<int64_t>(left, INT_MAX)) : 0;
+}
+
 sockaddr_in parse_ipv4(const std::string& host, int port) {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -67,17 +91,24 @@ Channel::Channel(int read_fd, int write_fd, std::string peer)
 
 Channel::~Channel() { close(); }
 
-Channel::Channel(Channel&& other) noexcept
-    : read_fd_(std::exchange(other.read_fd_, -1)),
-      write_fd_(std::exchange(other.write_fd_, -1)),
-      peer_(std::move(other.peer_)) {}
+void Channel::move_from(Channel& other) noexcept {
+  read_fd_ = std::exchange(other.read_fd_, -1);
+  write_fd_ = std::exchange(other.write_fd_, -1);
+  peer_ = std::move(other.peer_);
+  kind_ = other.kind_;
+  receive_timeout_ms_ = other.receive_timeout_ms_;
+  rbuf_ = std::move(other.rbuf_);
+  rpos_ = std::exchange(other.rpos_, 0);
+  rend_ = std::exchange(other.rend_, 0);
+  peer_process_ = std::move(other.peer_process_);
+}
+
+Channel::Channel(Channel&& other) noexcept { move_from(other); }
 
 Channel& Channel::operator=(Channel&& other) noexcept {
   if (this != &other) {
     close();
-    read_fd_ = std::exchange(other.read_fd_, -1);
-    write_fd_ = std::exchange(other.write_fd_, -1);
-    peer_ = std::move(other.peer_);
+    move_from(other);
   }
   return *this;
 }
@@ -86,63 +117,155 @@ void Channel::close() {
   if (read_fd_ >= 0) ::close(read_fd_);
   if (write_fd_ >= 0 && write_fd_ != read_fd_) ::close(write_fd_);
   read_fd_ = write_fd_ = -1;
+  rpos_ = rend_ = 0;
+  // Last: the peer may wait for the other end to see the close (a child reaped, a thread joined).
+  if (std::shared_ptr<ChannelPeer> peer = std::move(peer_process_)) peer->on_channel_closed();
 }
 
 std::pair<int, int> Channel::release() {
+  if (buffered() != 0) throw ChannelError(str_cat("cannot hand over a channel with ", buffered(), " unread bytes"));
   return {std::exchange(read_fd_, -1), std::exchange(write_fd_, -1)};
+}
+
+void Channel::set_read_buffering(bool on) {
+  if (on && !rbuf_) rbuf_ = std::make_unique<char[]>(kReadBufferBytes);
+  if (!on && buffered() == 0) {
+    rbuf_.reset();
+    rpos_ = rend_ = 0;
+  }
+}
+
+bool Channel::input_ready() {
+  if (buffered() != 0) return true;
+  if (read_fd_ < 0) return false;
+  pollfd p{read_fd_, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0;
+}
+
+std::string Channel::loss_note() {
+  if (!peer_process_) return "";
+  std::string why = peer_process_->loss_reason();
+  return why.empty() ? "" : str_cat(" (", why, ")");
+}
+
+void Channel::set_receive_timeout(int timeout_ms) {
+  if (timeout_ms == receive_timeout_ms_) return;
+  timeval tv{};  // {0, 0}: wait forever
+  if (timeout_ms >= 0) {
+    tv.tv_sec = timeout_ms / 1000;
+    tv.tv_usec = (timeout_ms % 1000) * 1000;
+    if (timeout_ms == 0) tv.tv_usec = 1;  // 0 would mean forever: the smallest real wait instead
+  }
+  if (::setsockopt(read_fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0) {
+    throw ChannelError(str_cat("setsockopt(SO_RCVTIMEO) failed: ", errno_text()));
+  }
+  receive_timeout_ms_ = timeout_ms;
+}
+
+void Channel::classify() {
+  if (kind_ != 0) return;
+  kind_ = is_socket(read_fd_) ? kSocket : kPipe;
+  if (kind_ == kPipe) {
+    // Try first, poll only when it would block: one system call per read when data is there.
+    set_nonblocking(read_fd_);
+    if (write_fd_ != read_fd_ && write_fd_ >= 0) set_nonblocking(write_fd_);
+  }
+}
+
+size_t Channel::read_some(char* p, size_t cap, int timeout_ms, size_t done, size_t n) {
+  classify();
+  const Clock::time_point start = Clock::now();
+  for (;;) {
+    ssize_t got;
+    if (kind_ == kSocket) {
+      // One blocking recv; the kernel enforces the deadline through SO_RCVTIMEO.
+      set_receive_timeout(timeout_ms);
+      got = ::recv(read_fd_, p, cap, 0);
+    } else {
+      got = ::read(read_fd_, p, cap);
+    }
+    if (got >= 0) return static_cast<size_t>(got);
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      throw ChannelError(str_cat("read failed: ", errno_text(), loss_note()));
+    }
+    // A pipe with nothing there yet, a non-blocking socket, or SO_RCVTIMEO expired: wait for
+    // what is left of the deadline (nothing, in the last case).
+    int left = timeout_ms < 0 ? -1 : ms_until(start + std::chrono::milliseconds(timeout_ms));
+    if (left == 0 || !wait_fd(read_fd_, POLLIN, left)) {
+      throw ChannelError(
+          str_cat("read timed out after ", timeout_ms, " ms (", done, " of ", n, " bytes received)"));
+    }
+  }
 }
 
 bool Channel::read_exact(void* buf, size_t n, int first_timeout_ms, int stall_timeout_ms, bool allow_eof) {
   if (read_fd_ < 0) throw ChannelError("read on a closed channel");
   auto* out = static_cast<char*>(buf);
-  size_t done = 0;
+  size_t done = std::min(n, buffered());
+  if (done != 0) {
+    std::memcpy(out, rbuf_.get() + rpos_, done);
+    rpos_ += done;
+  }
   while (done < n) {
     int timeout = done == 0 ? first_timeout_ms : stall_timeout_ms;
-    auto timed_out = [&] {
-      return ChannelError(str_cat("read timed out after ", timeout, " ms (", done, " of ", n, " bytes received)"));
-    };
-    // Try first and poll only when nothing is there: a request/reply exchange then costs one
-    // system call per read instead of two (poll + read).
-    ssize_t got = ::recv(read_fd_, out + done, n - done, MSG_DONTWAIT);
-    if (got < 0 && errno == ENOTSOCK) {  // a pipe: wait, then a read that cannot block
-      if (!wait_fd(read_fd_, POLLIN, timeout)) throw timed_out();
-      got = ::read(read_fd_, out + done, n - done);
+    size_t want = n - done;
+    size_t got;
+    if (rbuf_ && want < kReadBufferBytes) {
+      // Small read: take whatever has arrived (usually the rest of the packet, or more).
+      got = read_some(rbuf_.get(), kReadBufferBytes, timeout, done, n);
+      size_t use = std::min(got, want);
+      std::memcpy(out + done, rbuf_.get(), use);
+      rpos_ = use;
+      rend_ = got;
+    } else {
+      got = read_some(out + done, want, timeout, done, n);  // bulk data: straight to its place
     }
-    if (got > 0) {
-      done += static_cast<size_t>(got);
-    } else if (got == 0) {
+    if (got == 0) {
       if (done == 0 && allow_eof) return false;
-      throw ChannelError(str_cat("peer closed the connection after ", done, " of ", n, " bytes"));
-    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      if (!wait_fd(read_fd_, POLLIN, timeout)) throw timed_out();
-    } else if (errno != EINTR) {
-      throw ChannelError(str_cat("read failed: ", errno_text()));
+      throw ChannelError(str_cat("peer closed the connection after ", done, " of ", n, " bytes", loss_note()));
     }
+    done += std::min(got, want);
   }
   return true;
 }
 
 void Channel::write_all(const void* buf, size_t n, int timeout_ms) {
+  write_all(std::string_view(static_cast<const char*>(buf), n), {}, timeout_ms);
+}
+
+void Channel::write_all(std::string_view head, std::string_view tail, int timeout_ms) {
   if (write_fd_ < 0) throw ChannelError("write on a closed channel");
-  const auto* in = static_cast<const char*>(buf);
+  const size_t n = head.size() + tail.size();
   size_t done = 0;
   auto timed_out = [&] {
     return ChannelError(str_cat("write timed out after ", timeout_ms, " ms (", done, " of ", n, " bytes sent)"));
   };
+  classify();
   while (done < n) {
-    // MSG_NOSIGNAL: a vanished peer is an error to report, not a SIGPIPE that kills the process.
-    // MSG_DONTWAIT: a blocking send of a large buffer could outlast the deadline; poll only
-    // when the socket buffer is full.
-    ssize_t put = ::send(write_fd_, in + done, n - done, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (put < 0 && errno == ENOTSOCK) {
-      // A pipe: after POLLOUT, up to PIPE_BUF bytes go in without blocking.
-      if (!wait_fd(write_fd_, POLLOUT, timeout_ms)) throw timed_out();
-      put = ::write(write_fd_, in + done, std::min<size_t>(n - done, PIPE_BUF));
+    iovec iov[2];
+    int count = 0;
+    if (done < head.size()) iov[count++] = {const_cast<char*>(head.data() + done), head.size() - done};
+    size_t tail_done = done > head.size() ? done - head.size() : 0;
+    if (tail.size() > tail_done) iov[count++] = {const_cast<char*>(tail.data() + tail_done), tail.size() - tail_done};
+    ssize_t put;
+    if (kind_ == kSocket) {
+      // MSG_NOSIGNAL: a vanished peer is an error to report, not a SIGPIPE that kills the process.
+      // MSG_DONTWAIT: a blocking send of a large buffer could outlast the deadline; poll only
+      // when the socket buffer is full.
+      msghdr msg{};
+      msg.msg_iov = iov;
+      msg.msg_iovlen = static_cast<size_t>(count);
+      put = ::sendmsg(write_fd_, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    } else {
+      put = ::writev(write_fd_, iov, count);  // non-blocking pipe: partial writes, or EAGAIN
     }
     if (put > 0) {
       done += static_cast<size_t>(put);
     } else if (put == 0 || errno == EAGAIN || errno == EWOULDBLOCK) {
       if (!wait_fd(write_fd_, POLLOUT, timeout_ms)) throw timed_out();
+    } else if (errno == EPIPE || errno == ECONNRESET) {
+      throw ChannelError(str_cat("write failed: ", errno_text(), loss_note()));
     } else if (errno != EINTR) {
       throw ChannelError(str_cat("write failed: ", errno_text()));
     }
