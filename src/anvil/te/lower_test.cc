@@ -47,5 +47,51 @@ TEST(TeLower, SumReductionInitialisesThenAccumulates) {
   expect_close(b, want);
 }
 
+TEST(TeLower, ScalarOutputTotalSum) {
+  Tensor A = placeholder({3, 4}, DataType::float32(), "A");
+  IterVar r = reduce_axis(0, 3, "r"), c = reduce_axis(0, 4, "c");
+  Tensor T = compute({}, [&](const std::vector<Var>&) { return sum(A(r, c), {r, c}); }, "T");
+  Schedule s = create_schedule({T});
+  auto [co, ci] = s[T].split(c, 3);
+  tir::PrimFunc f = lower(s, {A, T}, "total");
+  HostTensor a({3, 4}), t({});
+  fill_random(a, kSeed);
+  run(f, {a.ptr(), t.ptr()});
+  double want = 0;
+  for (size_t i = 0; i < a.size(); ++i) want += a[i];
+  expect_close(t, {want});
+}
+
+TEST(TeLower, VectorLambdaComputeOverThreeDimensions) {
+  Tensor A = placeholder({2, 3, 4}, DataType::float32(), "A");
+  Tensor B = compute({4, 3, 2}, [&](const std::vector<Var>& v) { return A(v[2], v[1], v[0]) - 1.0f; }, "B");
+  Schedule s = create_schedule({B});
+  tir::PrimFunc f = lower(s, {A, B}, "transpose");
+  HostTensor a({2, 3, 4}), b({4, 3, 2});
+  fill_random(a, kSeed);
+  run(f, {a.ptr(), b.ptr()});
+  std::vector<double> want(24);
+  for (int x = 0; x < 4; ++x)
+    for (int y = 0; y < 3; ++y)
+      for (int z = 0; z < 2; ++z) want[(x * 3 + y) * 2 + z] = double(a.at({z, y, x})) - 1.0;
+  expect_close(b, want);
+}
+
+TEST(TeLower, MaxReductionStartsFromMinusInfinity) {
+  Tensor A = placeholder({4, 5}, DataType::float32(), "A");
+  IterVar k = reduce_axis(0, 5, "k");
+  Tensor B = compute({4}, [&](Var i) { return te::max(A(i, k) - 100.0f, {k}); }, "B");
+  Schedule s = create_schedule({B});
+  tir::PrimFunc f = lower(s, {A, B}, "rowmax");
+  EXPECT_NE(tir::to_string(f).find("-inf"), std::string::npos) << tir::to_string(f);
+  HostTensor a({4, 5}), b({4});
+  fill_random(a, kSeed);
+  run(f, {a.ptr(), b.ptr()});
+  std::vector<double> want(4, -1e300);
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 5; ++j) want[i] = std::max(want[i], double(a.at({i, j})) - 100.0);
+  expect_close(b, want);
+}
+
 }  // namespace
 }  // namespace anvil::te

@@ -1,5 +1,5 @@
-// Test helpers for te/ tests: host tensors (float32 or int32 storage behind a DLTensor) filled
-// from a fixed seed, and running a lowered PrimFunc through the reference TIR interpreter.
+// Test helpers for te/ tests: float32 host tensors behind a DLTensor, filled from a fixed seed,
+// and running a lowered PrimFunc (checked well formed) through the reference TIR interpreter.
 #pragma once
 
 #include <cmath>
@@ -14,6 +14,7 @@
 #include "anvil/te/lower.h"
 #include "anvil/tir/interpreter.h"
 #include "anvil/tir/printer.h"
+#include "anvil/tir/verify.h"
 
 namespace anvil::te::testing {
 
@@ -71,7 +72,10 @@ inline void expect_close(const HostTensor& got, const std::vector<double>& want,
   EXPECT_EQ(bad, 0) << "mismatching elements (seed " << kSeed << ")";
 }
 
+// Checks the function is well formed (tir/verify.h), then runs it in the interpreter.
 inline void run(const tir::PrimFunc& f, std::initializer_list<tir::InterpArg> args) {
+  std::vector<std::string> problems = tir::well_formed_errors(f);
+  for (const std::string& p : problems) ADD_FAILURE() << "ill-formed lowering: " << p << "\n" << tir::to_string(f);
   tir::run_prim_func(f, args);
 }
 
