@@ -398,6 +398,14 @@ PrimExpr Simplifier::min_max(ExprKind k, const PrimExpr& a, const PrimExpr& b) {
   ConstIntBound d = refined_bound(bin(ExprKind::kSub, a, b));
   if (d.max <= 0) return is_min ? a : b;
   if (d.min >= 0) return is_min ? b : a;
+  // floordiv(x, c) is monotone in x: compare the numerators.
+  auto* fa = a.as<FloorDivNode>();
+  auto* fb = b.as<FloorDivNode>();
+  if (fa && fb && expr_equal(fa->b(), fb->b()) && const_value(fa->b()) && *const_value(fa->b()) > 0) {
+    ConstIntBound dn = refined_bound(bin(ExprKind::kSub, fa->a(), fb->a()));
+    if (dn.max <= 0) return is_min ? a : b;
+    if (dn.min >= 0) return is_min ? b : a;
+  }
   // Constants to the right; min(min(x, c1), c2) -> min(x, min(c1, c2)).
   if (const_value(a) && !const_value(b)) return min_max(k, b, a);
   if (auto cb = const_value(b)) {

@@ -67,6 +67,7 @@ TEST(Simplify, MinMaxSelectFromBounds) {
   EXPECT_EQ(simp(ir::max(x, x + 1)), "x + 1");
   EXPECT_EQ(simp(ir::min(ir::min(x, 3), 5)), "min(x, 3)");
   EXPECT_EQ(simp(ir::min(7, x)), "min(x, 7)");
+  EXPECT_EQ(simp(ir::min(floordiv(x, 4), floordiv(x + 3, 4))), "x // 4");
   Analyzer ana;
   auto s = ana.bind(i, 0, n);
   EXPECT_EQ(simp(i < n, ana), "True");
