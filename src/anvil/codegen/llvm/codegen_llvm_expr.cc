@@ -1,0 +1,200 @@
+// TIR -> LLVM: expressions, buffer loads and stores. Integer semantics follow ir/eval.h: wrapping
+// arithmetic (no nsw/nuw), truncating Div, flooring FloorDiv/FloorMod (also for negative
+// operands), unsigned compares for uint. Vector dtypes are LLVM vectors: a Ramp index with
+// stride 1 is one vector load/store, a Broadcast index one scalar load splatted, any other
+// vector index a masked gather/scatter with all lanes on.
+#include <llvm/IR/Constants.h>
+
+#include "anvil/base/error.h"
+#include "anvil/codegen/llvm/codegen_llvm_impl.h"
+#include "anvil/ir/printer.h"
+
+namespace anvil::codegen {
+
+using ir::DataType;
+using ir::ExprKind;
+using ir::PrimExpr;
+
+llvm::Value* CodeGenLLVM::binary(ExprKind kind, DataType t, llvm::Value* a, llvm::Value* b) {
+  bool fp = t.is_float();
+  bool uns = t.is_uint() || t.code() == DataType::kBool;
+  switch (kind) {
+    case ExprKind::kAdd: return fp ? b_.CreateFAdd(a, b) : b_.CreateAdd(a, b);
+    case ExprKind::kSub: return fp ? b_.CreateFSub(a, b) : b_.CreateSub(a, b);
+    case ExprKind::kMul: return fp ? b_.CreateFMul(a, b) : b_.CreateMul(a, b);
+    case ExprKind::kDiv: return fp ? b_.CreateFDiv(a, b) : uns ? b_.CreateUDiv(a, b) : b_.CreateSDiv(a, b);
+    case ExprKind::kFloorDiv:
+    case ExprKind::kFloorMod: {
+      if (fp) {
+        llvm::Value* q = b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, b_.CreateFDiv(a, b));
+        return kind == ExprKind::kFloorDiv ? q : b_.CreateFSub(a, b_.CreateFMul(q, b));
+      }
+      if (uns) return kind == ExprKind::kFloorDiv ? b_.CreateUDiv(a, b) : b_.CreateURem(a, b);
+      llvm::Value* r = b_.CreateSRem(a, b);
+      llvm::Value* zero = llvm::Constant::getNullValue(a->getType());
+      // The truncated result is one too high when the remainder is non-zero and its sign
+      // differs from the divisor's.
+      llvm::Value* adjust = b_.CreateAnd(b_.CreateICmpNE(r, zero), b_.CreateICmpSLT(b_.CreateXor(r, b), zero));
+      if (kind == ExprKind::kFloorDiv) return b_.CreateSub(b_.CreateSDiv(a, b), b_.CreateZExt(adjust, a->getType()));
+      return b_.CreateAdd(r, b_.CreateSelect(adjust, b, zero));
+    }
+    case ExprKind::kMin:
+    case ExprKind::kMax: {
+      llvm::Value* lt = fp ? b_.CreateFCmpOLT(a, b) : uns ? b_.CreateICmpULT(a, b) : b_.CreateICmpSLT(a, b);
+      return kind == ExprKind::kMin ? b_.CreateSelect(lt, a, b) : b_.CreateSelect(lt, b, a);
+    }
+    case ExprKind::kEQ: return fp ? b_.CreateFCmpOEQ(a, b) : b_.CreateICmpEQ(a, b);
+    case ExprKind::kNE: return fp ? b_.CreateFCmpUNE(a, b) : b_.CreateICmpNE(a, b);
+    case ExprKind::kLT: return fp ? b_.CreateFCmpOLT(a, b) : uns ? b_.CreateICmpULT(a, b) : b_.CreateICmpSLT(a, b);
+    case ExprKind::kLE: return fp ? b_.CreateFCmpOLE(a, b) : uns ? b_.CreateICmpULE(a, b) : b_.CreateICmpSLE(a, b);
+    case ExprKind::kGT: return fp ? b_.CreateFCmpOGT(a, b) : uns ? b_.CreateICmpUGT(a, b) : b_.CreateICmpSGT(a, b);
+    case ExprKind::kGE: return fp ? b_.CreateFCmpOGE(a, b) : uns ? b_.CreateICmpUGE(a, b) : b_.CreateICmpSGE(a, b);
+    case ExprKind::kAnd: return b_.CreateAnd(a, b);
+    case ExprKind::kOr: return b_.CreateOr(a, b);
+    default: break;
+  }
+  throw_error(ErrorKind::kInternal, "llvm codegen: not a binary kind: ", ir::expr_kind_name(kind));
+}
+
+llvm::Value* CodeGenLLVM::cast(DataType from, DataType to, llvm::Value* v) {
+  if (from == to) return v;
+  llvm::Type* ty = value_type(to);
+  bool from_bool = from.code() == DataType::kBool;
+  if (to.code() == DataType::kBool) {
+    if (from.is_float()) return b_.CreateFCmpUNE(v, llvm::Constant::getNullValue(v->getType()));
+    return b_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
+  }
+  if (to.is_float()) {
+    if (from.is_float()) return b_.CreateFPCast(v, ty);
+    if (from.is_uint() || from_bool) return b_.CreateUIToFP(v, ty);
+    return b_.CreateSIToFP(v, ty);
+  }
+  // to an integer type
+  if (from.is_float()) return to.is_uint() ? b_.CreateFPToUI(v, ty) : b_.CreateFPToSI(v, ty);
+  return b_.CreateIntCast(v, ty, !(from.is_uint() || from_bool));
+}
+
+llvm::Value* CodeGenLLVM::expr(const PrimExpr& e) {
+  DataType t = e.dtype();
+  switch (e.kind()) {
+    case ExprKind::kIntImm: {
+      auto* op = e.as<ir::IntImmNode>();
+      return llvm::ConstantInt::get(value_type(t), static_cast<uint64_t>(op->value()), !t.is_uint());
+    }
+    case ExprKind::kFloatImm: return llvm::ConstantFP::get(value_type(t), e.as<ir::FloatImmNode>()->value());
+    case ExprKind::kStringImm:
+      not_implemented_error("llvm codegen: ", func_name_, ": string immediate ", ir::to_string(e), " used as a value");
+    case ExprKind::kVar: return lookup(e.as<ir::VarNode>());
+#define ANVIL_EXPR_KIND(Name)
+#define ANVIL_BINARY_EXPR(Name, factory, text, prec)                                    \
+  case ExprKind::k##Name: {                                                             \
+    auto* op = static_cast<const ir::Name##Node*>(e.get());                             \
+    llvm::Value* a = expr(op->a());                                                     \
+    llvm::Value* b = expr(op->b());                                                     \
+    return binary(ExprKind::k##Name, op->a().dtype(), a, b);                            \
+  }
+#include "anvil/ir/expr_kinds.def"
+#undef ANVIL_BINARY_EXPR
+#undef ANVIL_EXPR_KIND
+    case ExprKind::kNot: return b_.CreateNot(expr(e.as<ir::NotNode>()->a()));
+    case ExprKind::kSelect: {
+      auto* op = e.as<ir::SelectNode>();
+      llvm::Value* c = expr(op->cond());
+      llvm::Value* tv = expr(op->true_value());
+      llvm::Value* fv = expr(op->false_value());
+      return b_.CreateSelect(c, tv, fv);
+    }
+    case ExprKind::kCast: {
+      auto* op = e.as<ir::CastNode>();
+      return cast(op->value().dtype(), t, expr(op->value()));
+    }
+    case ExprKind::kRamp: {
+      auto* op = e.as<ir::RampNode>();
+      int lanes = op->lanes();
+      llvm::Value* base = b_.CreateVectorSplat(static_cast<unsigned>(lanes), expr(op->base()));
+      llvm::Value* stride = b_.CreateVectorSplat(static_cast<unsigned>(lanes), expr(op->stride()));
+      std::vector<llvm::Constant*> steps;
+      llvm::Type* et = value_type(op->base().dtype());
+      for (int i = 0; i < lanes; ++i) steps.push_back(llvm::ConstantInt::get(et, static_cast<uint64_t>(i)));
+      return b_.CreateAdd(base, b_.CreateMul(stride, llvm::ConstantVector::get(steps)));
+    }
+    case ExprKind::kBroadcast: {
+      auto* op = e.as<ir::BroadcastNode>();
+      return b_.CreateVectorSplat(static_cast<unsigned>(op->lanes()), expr(op->value()));
+    }
+    case ExprKind::kLet: {
+      auto* op = e.as<ir::LetNode>();
+      llvm::Value* v = expr(op->value());
+      auto prev = vars_.find(op->var().get());
+      llvm::Value* saved = prev == vars_.end() ? nullptr : prev->second;
+      bind(op->var(), v);
+      llvm::Value* r = expr(op->body());
+      if (saved) bind(op->var(), saved); else unbind(op->var());
+      return r;
+    }
+    case ExprKind::kCall: return call_math(e.as<ir::CallNode>());
+    case ExprKind::kBufferLoad: return buffer_load(e.as<ir::BufferLoadNode>());
+    default: break;
+  }
+  not_implemented_error("llvm codegen: ", func_name_, ": expression ", ir::to_string(e));
+}
+
+namespace {
+
+std::optional<int64_t> const_stride(const PrimExpr& idx) {
+  if (auto* r = idx.as<ir::RampNode>()) return ir::as_const_int(r->stride());
+  return std::nullopt;
+}
+
+}  // namespace
+
+llvm::Value* CodeGenLLVM::buffer_load(const ir::BufferLoadNode* op) {
+  const ir::Buffer& buf = op->buffer();
+  if (buf.ndim() != 1)
+    throw_error(ErrorKind::kInternal, "llvm codegen: ", func_name_, ": load of ", buf->name(), " is not flattened");
+  llvm::Value* base = lookup(buf->data().get());
+  DataType et = ir::element_of(buf->dtype());
+  llvm::Type* mt = memory_type(et);
+  llvm::Align align(static_cast<uint64_t>(et.bytes()));
+  int lanes = op->dtype().lanes();
+  const PrimExpr& idx = op->indices()[0];
+  llvm::Value* v = nullptr;
+  if (lanes == 1) {
+    v = b_.CreateAlignedLoad(mt, b_.CreateInBoundsGEP(mt, base, expr(idx)), align);
+  } else if (const_stride(idx) == 1) {
+    llvm::Value* ptr = b_.CreateInBoundsGEP(mt, base, expr(idx.as<ir::RampNode>()->base()));
+    v = b_.CreateAlignedLoad(llvm::FixedVectorType::get(mt, static_cast<unsigned>(lanes)), ptr, align);
+  } else if (auto* bc = idx.as<ir::BroadcastNode>()) {
+    llvm::Value* s = b_.CreateAlignedLoad(mt, b_.CreateInBoundsGEP(mt, base, expr(bc->value())), align);
+    v = b_.CreateVectorSplat(static_cast<unsigned>(lanes), s);
+  } else {
+    llvm::Value* ptrs = b_.CreateInBoundsGEP(mt, base, expr(idx));
+    v = b_.CreateMaskedGather(llvm::FixedVectorType::get(mt, static_cast<unsigned>(lanes)), ptrs, align);
+  }
+  if (et.code() == DataType::kBool) v = b_.CreateTrunc(v, value_type(op->dtype()));
+  return v;
+}
+
+void CodeGenLLVM::buffer_store(const tir::BufferStoreNode* op) {
+  const ir::Buffer& buf = op->buffer();
+  if (buf.ndim() != 1)
+    throw_error(ErrorKind::kInternal, "llvm codegen: ", func_name_, ": store to ", buf->name(), " is not flattened");
+  llvm::Value* base = lookup(buf->data().get());
+  DataType et = ir::element_of(buf->dtype());
+  llvm::Type* mt = memory_type(et);
+  llvm::Align align(static_cast<uint64_t>(et.bytes()));
+  llvm::Value* v = expr(op->value());
+  int lanes = op->value().dtype().lanes();
+  if (et.code() == DataType::kBool) v = b_.CreateZExt(v, memory_type(op->value().dtype()));
+  const PrimExpr& idx = op->indices()[0];
+  if (lanes == 1 && idx.dtype().lanes() == 1) {
+    b_.CreateAlignedStore(v, b_.CreateInBoundsGEP(mt, base, expr(idx)), align);
+  } else if (const_stride(idx) == 1) {
+    b_.CreateAlignedStore(v, b_.CreateInBoundsGEP(mt, base, expr(idx.as<ir::RampNode>()->base())), align);
+  } else {
+    llvm::Value* ptrs = b_.CreateInBoundsGEP(mt, base, expr(idx));
+    b_.CreateMaskedScatter(v, ptrs, align);
+  }
+}
+
+}  // namespace anvil::codegen

@@ -1,0 +1,105 @@
+// Internal to the TIR -> LLVM code generator (codegen_llvm*.cc): the translator class. Not a
+// public header; build_llvm (codegen_llvm.h) is the interface.
+//
+// Files: codegen_llvm.cc (driver, kernel entry: argument unpacking and checks),
+// codegen_llvm_expr.cc (expressions, loads), codegen_llvm_stmt.cc (statements, loops, parallel
+// outlining, allocation), codegen_llvm_math.cc (intrinsics, vectorizable exp/tanh/erf).
+#pragma once
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "anvil/codegen/llvm/kernel_abi.h"
+#include "anvil/codegen/llvm/llvm_target.h"
+#include "anvil/tir/prim_func.h"
+#include "anvil/tir/stmt.h"
+
+namespace anvil::codegen {
+
+class CodeGenLLVM {
+ public:
+  CodeGenLLVM(llvm::Module& module, const LLVMTargetSpec& spec);
+  // Adds `__anvil_fn_<name>` for f (f already flattened and parallel-lowered).
+  void add_function(const tir::PrimFunc& f, const std::string& name);
+
+  // ---- types and constants
+  llvm::Type* value_type(ir::DataType t);   // bool -> i1 (lanes: vectors)
+  llvm::Type* memory_type(ir::DataType t);  // bool -> i8
+  llvm::Value* float_const(llvm::Type* t, double v) const;  // splat for vector types
+  llvm::Value* int_const(llvm::Type* t, int64_t v) const;
+
+  // ---- expressions (codegen_llvm_expr.cc)
+  llvm::Value* expr(const ir::PrimExpr& e);
+  llvm::Value* cast(ir::DataType from, ir::DataType to, llvm::Value* v);
+  llvm::Value* buffer_load(const ir::BufferLoadNode* op);
+  void buffer_store(const tir::BufferStoreNode* op);
+
+  // ---- math (codegen_llvm_math.cc)
+  llvm::Value* call_math(const ir::CallNode* op);
+  llvm::Value* exp_f32(llvm::Value* x);
+  llvm::Value* tanh_f32(llvm::Value* x);
+  llvm::Value* erf_f32(llvm::Value* x);
+
+  // ---- statements (codegen_llvm_stmt.cc)
+  void stmt(const tir::Stmt& s);
+
+  // ---- errors and runtime calls (codegen_llvm.cc)
+  // Formats with snprintf (fmt and args as for C; %s args are i8* strings, %lld i64, %d i32),
+  // calls error_set(kind, message) and returns -1 from the current function.
+  void emit_error_return(int kind, const std::string& fmt, const std::vector<llvm::Value*>& args);
+  // Branch to an error block when ok is false; continues in a new block.
+  void check_or_fail(llvm::Value* ok, int kind, const std::string& fmt, const std::vector<llvm::Value*>& args);
+  // Returns status from the current function when it is non-zero.
+  void return_if_nonzero(llvm::Value* status);
+  llvm::Value* runtime_api_fn(unsigned field);  // loads the function pointer from the table
+  llvm::Value* to_i64(llvm::Value* v, ir::DataType t);
+
+  // A function of `kind` whose arguments are `vars` (handles get noalias); its vars_ map holds
+  // them. Used for the kernel's compute function and for parallel task bodies.
+  llvm::Function* make_body_function(const std::string& name, const std::vector<ir::Var>& vars,
+                                     const std::vector<llvm::Type*>& extra_args);
+
+  // Scoped var binding.
+  void bind(const ir::Var& v, llvm::Value* value) { vars_[v.get()] = value; }
+  void unbind(const ir::Var& v) { vars_.erase(v.get()); }
+  llvm::Value* lookup(const ir::VarNode* v) const;
+  llvm::AllocaInst* entry_alloca(llvm::Type* t, llvm::Value* count, unsigned align, const std::string& name);
+
+  llvm::LLVMContext& ctx_;
+  llvm::Module& mod_;
+  llvm::IRBuilder<> b_;
+  KernelAbiTypes abi_;
+  llvm::GlobalVariable* api_global_ = nullptr;
+  LLVMTargetSpec spec_;
+  bool fast_math_ = false;
+  int num_cores_ = 0;
+
+  // Per function.
+  std::string func_name_;
+  llvm::Function* fn_ = nullptr;
+  std::unordered_map<const ir::VarNode*, llvm::Value*> vars_;
+  int parallel_depth_ = 0;
+  int num_outlined_ = 0;
+  llvm::Function* message_fn_ = nullptr;  // the function message_buf_ belongs to
+  llvm::AllocaInst* message_buf_ = nullptr;
+
+ private:
+  void emit_for(const tir::ForNode* op);
+  void emit_parallel(const tir::ForNode* op);
+  void emit_allocate(const tir::AllocateNode* op);
+  void emit_loop(const ir::Var& var, llvm::Value* begin, llvm::Value* end, const tir::Stmt& body,
+                 const char* loop_hint);
+  llvm::Value* binary(ir::ExprKind kind, ir::DataType t, llvm::Value* a, llvm::Value* b);
+  llvm::Value* math_unary_f32(ir::CallOp op, llvm::Value* x);
+  llvm::Value* per_lane_libm(const char* name, llvm::Value* x, ir::DataType t);
+};
+
+// Names of AnvilValue kinds, for messages ("int", "tensor", ...).
+const char* value_kind_name(int kind);
+
+}  // namespace anvil::codegen
