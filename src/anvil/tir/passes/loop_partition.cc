@@ -30,6 +30,16 @@ bool uses_any(const PrimExpr& e, const std::unordered_set<const ir::VarNode*>& v
   return found;
 }
 
+// Whether e reads memory (a condition on loaded data is not loop-invariant).
+bool has_load(const PrimExpr& e) {
+  struct V : ir::ExprVisitor {
+    bool found = false;
+    void visit_(const ir::BufferLoadNode*) override { found = true; }
+  } v;
+  v.visit_expr(e);
+  return v.found;
+}
+
 // Replaces one if node by its then branch.
 class TakeThen : public StmtMutator {
  public:
@@ -126,7 +136,7 @@ class Partitioner : public StmtMutator {
     if (auto* n = cond.as<ir::LENode>()) d = diff(n->a(), n->b(), -1);
     if (auto* n = cond.as<ir::GTNode>()) d = diff(n->b(), n->a(), 0);
     if (auto* n = cond.as<ir::GENode>()) d = diff(n->b(), n->a(), -1);
-    if (!d.defined()) return std::nullopt;
+    if (!d.defined() || has_load(d)) return std::nullopt;
     arith::Linear L = arith::to_linear(d);
     int64_t coeff = 0;
     arith::Linear rest{L.t, {}, L.c};

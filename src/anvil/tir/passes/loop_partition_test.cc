@@ -63,12 +63,17 @@ TEST(LoopPartition, LowerBoundConditionKeepsThePrefix) {
   testing::expect_same_results(f, g, {{32}}, 50);
 }
 
-TEST(LoopPartition, NonLinearConditionIsLeftAlone) {
+TEST(LoopPartition, NonLinearOrDataDependentConditionIsLeftAlone) {
   Buffer A = decl_buffer({32}, DataType::float32(), "A");
+  Buffer I = decl_buffer({1}, DataType::int32(), "I");
   Var i("i");
   PrimFunc f = make_prim_func("mod", {A}, make_for(i, 0, 32, if_then_else(ir::eq(ir::floormod(i, 2), 0),
                                                                           buffer_store(A, 5, {i}))));
   EXPECT_TRUE(loop_partition(f).same_as(f));
+  // The bound is loaded from memory the loop writes: not invariant.
+  PrimFunc g = make_prim_func("load", {A, I}, make_for(i, 0, 32, if_then_else(i < buffer_load(I, {0}),
+                                                                             buffer_store(I, i, {0}))));
+  EXPECT_TRUE(loop_partition(g).same_as(g));
 }
 
 }  // namespace
