@@ -1,0 +1,50 @@
+// build: the compiler entry points for tensor-expression kernels — lower a schedule to a
+// PrimFunc through the standard TIR pass order, and build PrimFuncs into a runtime Module.
+//
+//   te::Schedule s = te::create_schedule({C});
+//   tir::PrimFunc f = pipeline::lower(s, {A, B, C}, "matmul");     // print it: tir::to_string(f)
+//   Module m = pipeline::build(s, {A, B, C}, Target::parse("llvm"), "matmul");
+//   m["matmul"](a, b, c);                                          // or export_library(m, "k.so")
+//
+// The pass order lives in one function, run_tir_pipeline (build.cc): reading it tells what
+// happens to a kernel between te::lower and the code generator. Debug switch: the environment
+// variable ANVIL_DUMP_IR=1 (or BuildOptions::dump_ir) prints the function after every stage to
+// stderr; debug builds (and BuildOptions::verify) check well-formedness after every stage.
+//
+// Targets: kind "llvm" (codegen/llvm: JIT-runnable module of kind "llvm") and kind "c"
+// (codegen/c: a module of kind "c", C source that export_library compiles). Other kinds are a
+// ValueError. Errors of the stages pass through unchanged (ValueError for illegal schedules and
+// bad arguments of lower, NotImplementedError for IR a code generator cannot translate).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "anvil/runtime/module/module.h"
+#include "anvil/target/target.h"
+#include "anvil/te/schedule.h"
+#include "anvil/tir/prim_func.h"
+
+namespace anvil::pipeline {
+
+struct BuildOptions {
+  bool dump_ir = false;  // print every stage to stderr (also: ANVIL_DUMP_IR set and not "0")
+  bool verify = false;   // well-formedness check after every stage (always on in debug builds)
+};
+
+// The standard TIR passes, in order, on one function (te::lower's output or a hand-written one).
+tir::PrimFunc run_tir_pipeline(const tir::PrimFunc& f, const BuildOptions& options = {});
+
+// te::lower(schedule, args, name), then run_tir_pipeline.
+tir::PrimFunc lower(const te::Schedule& schedule, const std::vector<te::Tensor>& args, const std::string& name = "main",
+                    const BuildOptions& options = {});
+
+// Runs run_tir_pipeline on each function (harmless on functions that went through it already),
+// then the target's code generator. The functions' names ("global_symbol") must differ.
+Module build(const std::vector<tir::PrimFunc>& funcs, const Target& target, const BuildOptions& options = {});
+
+// lower, then build of the one function.
+Module build(const te::Schedule& schedule, const std::vector<te::Tensor>& args, const Target& target,
+             const std::string& name = "main", const BuildOptions& options = {});
+
+}  // namespace anvil::pipeline
