@@ -20,6 +20,8 @@ from ._registry import (  # noqa: E402
 )
 from . import runtime  # noqa: E402
 from . import rpc  # noqa: E402
+from . import tir, te  # noqa: E402
+from .build_module import build, lower  # noqa: E402
 
 # The C++ classes print under the names users import them by.
 for _cls in (Device, Function, InternalError, Tensor):
@@ -35,6 +37,7 @@ __all__ = [
     "Function",
     "InternalError",
     "Tensor",
+    "build",
     "cl",
     "cpu",
     "cuda",
@@ -43,10 +46,13 @@ __all__ = [
     "from_dlpack",
     "get_global_func",
     "list_global_func_names",
+    "lower",
     "opencl",
     "register_func",
     "remove_global_func",
     "runtime",
+    "te",
     "tensor",
+    "tir",
     "vulkan",
 ]

@@ -4,6 +4,7 @@
 
 #include "anvil/runtime/register.h"
 #include "bindings.h"
+#include "te_bindings.h"
 
 namespace nb = nanobind;
 using namespace anvil::python;
@@ -25,4 +26,5 @@ NB_MODULE(_ffi, m) {
   init_runtime_module(m);
   init_vm(m);
   init_rpc(m);
+  init_te_bindings(m);
 }

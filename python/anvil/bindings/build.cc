@@ -1,0 +1,138 @@
+// Lowering and building for Python (anvil.lower, anvil.build): PrimFunc (printable, runnable in
+// the reference interpreter), pipeline::lower / pipeline::build, and the source text of built
+// modules (get_source). The te submodule's initialiser lives here too.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "anvil/base/error.h"
+#include "anvil/codegen/c/c_source_module.h"
+#include "anvil/codegen/llvm/llvm_module.h"
+#include "anvil/pipeline/build.h"
+#include "anvil/tir/interpreter.h"
+#include "anvil/tir/printer.h"
+#include "te_bindings.h"
+
+namespace anvil::python {
+namespace {
+
+std::vector<te::Tensor> arg_tensors(nb::handle args) {
+  std::vector<te::Tensor> out;
+  size_t i = 0;
+  for (nb::handle a : args) {
+    if (nb::isinstance<te::Tensor>(a)) {
+      out.push_back(nb::cast<te::Tensor>(a));
+    } else if (nb::isinstance<ir::Var>(a)) {
+      type_error("argument ", i, " is the variable '", nb::cast<ir::Var>(a).name(),
+                 "': symbolic shape variables are bound from the tensors' shapes, list only tensors");
+    } else {
+      type_error("argument ", i, ": expected a te.Tensor, got '", Py_TYPE(a.ptr())->tp_name, "'");
+    }
+    ++i;
+  }
+  return out;
+}
+
+pipeline::BuildOptions options(bool dump_ir) {
+  pipeline::BuildOptions o;
+  o.dump_ir = dump_ir;
+  return o;
+}
+
+std::string func_name(const tir::PrimFunc& f) { return f->str_attr(tir::attr::kGlobalSymbol).value_or("main"); }
+
+// Runs f in the reference interpreter: tensors (anvil.Tensor, numpy arrays) for buffer params,
+// ints and floats for scalar params.
+void interpret(const tir::PrimFunc& f, nb::args args) {
+  std::vector<Value> keep;  // owns converted tensors while the interpreter runs
+  std::vector<tir::InterpArg> iargs;
+  for (nb::handle a : args) {
+    Value v = to_value(a);
+    switch (v.kind()) {
+      case ValueKind::kTensor:
+        keep.push_back(v);
+        iargs.emplace_back(keep.back().as_tensor().dl());
+        break;
+      case ValueKind::kInt:
+        iargs.emplace_back(v.as_int());
+        break;
+      case ValueKind::kFloat:
+        iargs.emplace_back(v.as_float());
+        break;
+      default:
+        type_error(func_name(f), ": interpreter arguments are tensors, ints or floats, got '",
+                   Py_TYPE(a.ptr())->tp_name, "'");
+    }
+  }
+  nb::gil_scoped_release release;
+  tir::run_prim_func(f, iargs);
+}
+
+std::string module_source(const Module& m, const std::string& format) {
+  if (codegen::is_llvm_module(m)) return codegen::llvm_module_source(m, format.empty() ? "ll" : format);
+  if (m.kind() == "c") {
+    if (!format.empty() && format != "c")
+      value_error("get_source: a module of kind 'c' has C source only, not '", format, "'");
+    return codegen::c_source_of(m);
+  }
+  value_error("get_source: a module of kind '", m.kind(), "' has no source text");
+}
+
+}  // namespace
+
+void init_te_build(nb::module_& te) {
+  nb::class_<tir::PrimFunc>(te, "PrimFunc", "A lowered kernel of the loop-level IR; str() prints it.")
+      .def_prop_ro("name", &func_name)
+      .def_prop_ro("params",
+                   [](const tir::PrimFunc& f) {
+                     nb::list out;
+                     for (const ir::Var& p : f->params()) out.append(nb::cast(p));
+                     return out;
+                   })
+      .def("script", [](const tir::PrimFunc& f) { return tir::to_string(f); })
+      .def("interpret", &interpret,
+           "Runs the function in the reference TIR interpreter (slow; bounds-checked): one tensor per\n"
+           "buffer parameter, in order.")
+      .def("__str__", [](const tir::PrimFunc& f) { return tir::to_string(f); })
+      .def("__repr__", [](const tir::PrimFunc& f) { return "<anvil.tir.PrimFunc " + func_name(f) + ">"; });
+
+  te.def(
+      "lower",
+      [](const te::Schedule& s, nb::handle args, const std::string& name, bool dump_ir) {
+        std::vector<te::Tensor> tensors = arg_tensors(args);
+        nb::gil_scoped_release release;
+        return pipeline::lower(s, tensors, name, options(dump_ir));
+      },
+      nb::arg("schedule"), nb::arg("args"), nb::arg("name"), nb::arg("dump_ir"));
+  te.def(
+      "build_schedule",
+      [](const te::Schedule& s, nb::handle args, const std::string& target, const std::string& name, bool dump_ir) {
+        std::vector<te::Tensor> tensors = arg_tensors(args);
+        Target t = Target::parse(target);
+        nb::gil_scoped_release release;
+        return pipeline::build(s, tensors, t, name, options(dump_ir));
+      },
+      nb::arg("schedule"), nb::arg("args"), nb::arg("target"), nb::arg("name"), nb::arg("dump_ir"));
+  te.def(
+      "build_funcs",
+      [](const std::vector<tir::PrimFunc>& funcs, const std::string& target, bool dump_ir) {
+        Target t = Target::parse(target);
+        nb::gil_scoped_release release;
+        return pipeline::build(funcs, t, options(dump_ir));
+      },
+      nb::arg("funcs"), nb::arg("target"), nb::arg("dump_ir"));
+  te.def("module_source", &module_source, nb::arg("module"), nb::arg("format"));
+}
+
+void init_te_bindings(nb::module_& m) {
+  nb::module_ te = m.def_submodule("te", "Tensor expressions, schedules, lowering and building (use anvil.te).");
+  init_expr(te);
+  init_te_schedule(te);
+  init_te_build(te);
+}
+
+}  // namespace anvil::python

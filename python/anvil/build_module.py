@@ -1,0 +1,173 @@
+# anvil.lower and anvil.build (TVM's tvm.lower / tvm.build) and what built modules add to
+# runtime.Module: get_source, time_evaluator, and running "c" modules (compiled on first call).
+import itertools
+import os
+import tempfile
+import threading
+
+from . import _ffi
+from ._device import device as _to_device
+from ._ffi import Module
+from .runtime.vm import BenchmarkResult
+from .te import Schedule, Tensor
+from .tir import PrimFunc
+
+_te = _ffi.te
+
+
+def lower(inp, args=None, name="main", binds=None, simple_mode=False, dump_ir=False):
+    """Lowers a schedule to a PrimFunc through the standard TIR passes; ``print()`` it to read it.
+
+    Parameters
+    ----------
+    inp : te.Schedule
+    args : list of te.Tensor
+        The kernel's parameters in order: the inputs it reads and its outputs. Symbolic shape
+        variables are bound from these tensors' shapes (do not list them).
+    name : str
+        The function name (its symbol once built).
+    simple_mode : bool
+        Accepted for TVM compatibility; the text is always the plain form.
+    dump_ir : bool
+        Print the function after every pipeline stage to stderr (also: ``ANVIL_DUMP_IR=1``).
+
+    Raises
+    ------
+    ValueError
+        For an illegal schedule or arguments (a read placeholder missing from args, ...).
+    """
+    del simple_mode
+    if binds:
+        raise NotImplementedError("lower: binds is not supported")
+    if isinstance(inp, PrimFunc):
+        return inp
+    if not isinstance(inp, Schedule):
+        raise TypeError(f"lower: expected a te.Schedule, got {type(inp).__name__}")
+    if args is None:
+        raise TypeError("lower: args (the kernel's tensors) are required")
+    return _te.lower(inp, list(args), name, bool(dump_ir))
+
+
+def _target_text(target):
+    if target is None:
+        return "llvm"
+    text = str(target) if not isinstance(target, str) else target
+    return text
+
+
+def build(inputs, args=None, target="llvm", target_host=None, name="main", binds=None, dump_ir=False):
+    """Compiles kernels into a runtime module: ``mod[name](a, b, c)`` runs one.
+
+    Parameters
+    ----------
+    inputs : te.Schedule, tir.PrimFunc, or a list of PrimFuncs
+    args : list of te.Tensor
+        With a schedule: the kernel's parameters in order (see :func:`lower`).
+    target : str
+        ``"llvm"`` (this CPU; options as ``"llvm -mcpu=... -fast-math"``) or ``"c"`` (C source
+        compiled by the system C compiler when first called or exported).
+    name : str
+        The kernel's name, with a schedule.
+
+    Returns
+    -------
+    runtime.Module
+        Kind ``"llvm"`` or ``"c"``; also ``export_library``, ``get_source`` and
+        ``time_evaluator``. Calls check the number, dtypes and shapes of their arguments
+        (TypeError / ValueError).
+    """
+    del target_host
+    if binds:
+        raise NotImplementedError("build: binds is not supported")
+    text = _target_text(target)
+    if isinstance(inputs, Schedule):
+        if args is None:
+            raise TypeError("build: args (the kernel's tensors) are required with a schedule")
+        return _remember_c(_te.build_schedule(inputs, list(args), text, name, bool(dump_ir)))
+    if isinstance(inputs, PrimFunc):
+        inputs = [inputs]
+    if isinstance(inputs, (list, tuple)) and inputs and all(isinstance(f, PrimFunc) for f in inputs):
+        return _remember_c(_te.build_funcs(list(inputs), text, bool(dump_ir)))
+    raise TypeError(f"build: expected a te.Schedule or PrimFuncs, got {type(inputs).__name__}")
+
+
+# ---- runtime.Module additions --------------------------------------------------------------
+
+# "c" modules cannot run in-process. Those that build() made are compiled (export_library) and
+# loaded the first time one of their functions is asked for; hand-written C source modules
+# (runtime.c_source_module) keep refusing (NotImplementedError). Keyed by the source text, so
+# equal code is compiled once per process: source -> loaded library (None until compiled).
+_built_c = {}
+_built_c_lock = threading.Lock()
+_temp_dir = None
+_library_ids = itertools.count()
+
+
+def _remember_c(mod):
+    if mod.kind == "c":
+        with _built_c_lock:
+            _built_c.setdefault(_te.module_source(mod, "c"), None)
+    return mod
+
+
+def _runnable(mod):
+    if mod.kind != "c":
+        return mod
+    source = _te.module_source(mod, "c")
+    with _built_c_lock:
+        if source not in _built_c:
+            return mod
+        lib = _built_c[source]
+        if lib is None:
+            global _temp_dir
+            if _temp_dir is None:
+                _temp_dir = tempfile.TemporaryDirectory(prefix="anvil-c-")
+            path = os.path.join(_temp_dir.name, f"c_module_{next(_library_ids)}.so")
+            mod.export_library(path)
+            lib = _ffi.get_global_func("runtime.load_module")(path)
+            _built_c[source] = lib
+    return lib
+
+
+_module_getitem = Module.__getitem__
+_module_get_function = Module.get_function
+
+
+def _getitem(self, name):
+    return _module_getitem(_runnable(self), name)
+
+
+def _get_function(self, name, query_imports=True):
+    return _module_get_function(_runnable(self), name, query_imports)
+
+
+def _get_source(self, fmt=""):
+    """The module's code as text: LLVM modules ``"ll"`` (IR, the default) or ``"asm"``;
+    C modules their C source."""
+    return _te.module_source(self, fmt)
+
+
+def _time_evaluator(self, func_name, dev, number=10, repeat=1, min_repeat_ms=0, cooldown_interval_ms=0,
+                    repeats_to_cooldown=1, cache_flush_bytes=0, f_preproc=""):
+    """A callable that times ``func_name`` (TVM's algorithm: a warm-up call, then `repeat`
+    measurements of `number` calls each) and returns a BenchmarkResult (``.results`` in seconds
+    per call, ``.mean``, ``.median``, ``.min``, ``.max``, ``.std``)."""
+    if f_preproc:
+        raise NotImplementedError("time_evaluator: f_preproc is not supported")
+    make = _ffi.get_global_func("runtime.time_evaluator")
+    timer = make(_runnable(self), func_name, _to_device(dev), number, repeat, min_repeat_ms, 100,
+                 cooldown_interval_ms, repeats_to_cooldown, cache_flush_bytes)
+
+    def evaluator(*args):
+        return BenchmarkResult(timer(*args))
+
+    return evaluator
+
+
+Module.__getitem__ = _getitem
+Module.get_function = _get_function
+Module.get_source = _get_source
+Module.time_evaluator = _time_evaluator
+
+__all__ = ["build", "lower"]
+del Tensor
