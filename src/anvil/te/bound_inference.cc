@@ -76,8 +76,10 @@ void infer_region(LowerState* state, int i) {
       info.unclamped_extent.push_back(shape[d]);
       continue;
     }
-    PrimExpr lo = u[d]->lo, hi = u[d]->hi;
-    info.unclamped_extent.push_back(fold_add(fold_sub(hi, lo), ir::int_imm(1, lo.dtype())));
+    // The enclosing loop vars the bounds mention lie in their loops' ranges: simplify with them.
+    const arith::Analyzer& ana = state->analyzer;
+    PrimExpr lo = ana.simplify(u[d]->lo), hi = ana.simplify(u[d]->hi);
+    info.unclamped_extent.push_back(ana.simplify(fold_add(fold_sub(hi, lo), ir::int_imm(1, lo.dtype()))));
     PrimExpr last = fold_sub(shape[d], ir::int_imm(1, shape[d].dtype()));
     if (from_start[d]) lo = zero;
     if (to_end[d]) hi = last;
@@ -89,7 +91,7 @@ void infer_region(LowerState* state, int i) {
     auto clast = ir::as_const_int(last);
     bool inside = (chi && clast && *chi <= *clast) || (whole_hi && ir::structural_equal(whole_hi->hi, last));
     if (!inside) hi = fold_min(hi, last);
-    info.region.push_back(Range{lo, fold_add(fold_sub(hi, lo), ir::int_imm(1, lo.dtype()))});
+    info.region.push_back(Range{ana.simplify(lo), ana.simplify(fold_add(fold_sub(hi, lo), ir::int_imm(1, lo.dtype())))});
   }
 }
 
@@ -162,7 +164,10 @@ void derive_loops(LowerState* state, int i) {
     info.guards.push_back(StageInfo::Guard{pos, r->iter_kind() == IterKind::kReduce, cond});
   }
   std::sort(info.guards.begin(), info.guards.end(), [](const auto& a, const auto& b) { return a.position < b.position; });
-  for (const IterVar& leaf : st->leaf_iter_vars) state->loops.extent[leaf.var().get()] = info.extent.at(leaf.get());
+  for (const IterVar& leaf : st->leaf_iter_vars) {
+    state->loops.extent[leaf.var().get()] = info.extent.at(leaf.get());
+    state->bindings.push_back(state->analyzer.bind(leaf.var(), ir::int_imm(0, leaf.var().dtype()), info.extent.at(leaf.get())));
+  }
 }
 
 }  // namespace

@@ -119,9 +119,8 @@ void realize(LowerState* state) {
       const PrimExpr& ext = info.region[d].extent;
       std::optional<int64_t> c;
       for (const PrimExpr& e : {info.unclamped_extent[d], ext}) {
-        auto whole = eval_interval(e, state->loops);
-        auto ce = whole ? ir::as_const_int(whole->hi) : std::nullopt;
-        if (ce && (!c || *ce < *c)) c = ce;
+        arith::ConstIntBound b = state->analyzer.const_int_bound(e);
+        if (b.max != arith::ConstIntBound::kPosInf && (!c || b.max < *c)) c = b.max;
       }
       shape.push_back(c && !ir::as_const_int(ext) ? ir::int_imm(*c, ext.dtype()) : ext);
     }

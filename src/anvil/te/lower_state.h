@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "anvil/arith/analyzer.h"
 #include "anvil/ir/expr_functor.h"
 #include "anvil/te/interval.h"
 #include "anvil/te/schedule.h"
@@ -46,6 +47,9 @@ struct LowerState {
   std::unordered_map<const ir::BufferNode*, int> by_buffer;  // TE buffer -> stage index
   std::unordered_map<const StageNode*, int> by_stage;
   RelaxSpec loops;  // every leaf loop var bound so far -> extent
+  // The same loop ranges for the arith analyzer (simplifying regions, sizing allocations).
+  arith::Analyzer analyzer;
+  std::vector<arith::BindScope> bindings;
 
   StageInfo& info(const Stage& s) { return stages[by_stage.at(s.get())]; }
   // Loop vars enclosing the attach point of stage i (empty for the root).

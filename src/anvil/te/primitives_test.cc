@@ -211,5 +211,27 @@ TEST(TePrimitives, CacheWriteAccumulatesLocallyThenCopies) {
   run_matmul(5, 6, 3, sched);
 }
 
+TEST(TePrimitives, ComputeAtCoversAStencilHalo) {
+  // C(i) = B(i) + B(i + 1) + B(i + 2): each block of 4 outputs needs 6 values of B.
+  for (int n : {14, 11, 3}) {
+    SCOPED_TRACE(::testing::Message() << "n=" << n);
+    Tensor A = placeholder({n}, DataType::float32(), "A");
+    Tensor B = compute({n}, [&](Var i) { return A(i) * 2.0f; }, "B");
+    Tensor C = compute({n - 2}, [&](Var i) { return B(i) + B(i + 1) + B(i + 2); }, "C");
+    Schedule s = create_schedule({C});
+    auto [io, ii] = s[C].split(C.axis(0), 4);
+    s[B].compute_at(s[C], io);
+    tir::PrimFunc f = lower(s, {A, C}, "stencil");
+    std::string text = tir::to_string(f);
+    if (n == 14) EXPECT_TRUE(has(text, "allocate(float32, [6]")) << text;
+    HostTensor a({n}), c({n - 2});
+    fill_random(a, kSeed);
+    run(f, {a.ptr(), c.ptr()});
+    std::vector<double> want(static_cast<size_t>(n - 2));
+    for (int i = 0; i < n - 2; ++i) want[i] = 2.0 * (double(a[i]) + a[i + 1] + a[i + 2]);
+    expect_close(c, want);
+  }
+}
+
 }  // namespace
 }  // namespace anvil::te
