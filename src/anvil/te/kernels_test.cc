@@ -84,6 +84,23 @@ TEST(TeKernels, SoftmaxStagesComputedPerRow) {
   check_softmax(f, 6, 10);
 }
 
+TEST(TeKernels, SymbolicSoftmaxPerRowAllocatesOneRow) {
+  Var n = ir::size_var("n"), m = ir::size_var("m");
+  Softmax g(n, m);
+  Schedule s = create_schedule({g.Y});
+  s[g.M].compute_at(s[g.Y], g.Y.axis(0));
+  s[g.E].compute_at(s[g.Y], g.Y.axis(0));
+  s[g.S].compute_at(s[g.Y], g.Y.axis(0));
+  auto [jo, ji] = s[g.Y].split(g.Y.axis(1), 4);
+  tir::PrimFunc f = lower(s, {g.A, g.Y}, "softmax_n");
+  std::string text = tir::to_string(f);
+  EXPECT_NE(text.find("E = allocate(float32, [1, m]"), std::string::npos) << text;
+  for (auto [nn, mm] : {std::pair{1, 1}, {3, 8}, {4, 13}}) {
+    SCOPED_TRACE(::testing::Message() << "n=" << nn << " m=" << mm);
+    check_softmax(f, nn, mm);
+  }
+}
+
 TEST(TeKernels, SoftmaxWithInlinedExp) {
   Softmax g(3, 9);
   Schedule s = create_schedule({g.Y});

@@ -119,8 +119,13 @@ void realize(LowerState* state) {
       const PrimExpr& ext = info.region[d].extent;
       std::optional<int64_t> c;
       for (const PrimExpr& e : {info.unclamped_extent[d], ext}) {
-        arith::ConstIntBound b = state->analyzer.const_int_bound(e);
-        if (b.max != arith::ConstIntBound::kPosInf && (!c || b.max < *c)) c = b.max;
+        // Sound bounds only: the simplified extent when constant, else its interval over the
+        // loop ranges (the analyzer's constant bound of a size var is its dtype's range).
+        PrimExpr simple = state->analyzer.simplify(e);
+        std::optional<int64_t> ce = ir::as_const_int(simple);
+        if (!ce)
+          if (auto whole = eval_interval(simple, state->loops)) ce = ir::as_const_int(whole->hi);
+        if (ce && (!c || *ce < *c)) c = ce;
       }
       shape.push_back(c && !ir::as_const_int(ext) ? ir::int_imm(*c, ext.dtype()) : ext);
     }
