@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <random>
 
 #include "anvil/base/error.h"
@@ -22,7 +23,10 @@
 #include "anvil/pipeline/export_library.h"
 #include "anvil/runtime/register.h"
 #include "anvil/runtime/tensor.h"
+#include "anvil/te/lower.h"
+#include "anvil/te/reduction.h"
 #include "anvil/tir/interpreter.h"
+#include "anvil/tir/printer.h"
 #include "anvil/tir/stmt.h"
 
 namespace anvil::codegen {
@@ -202,6 +206,8 @@ class Conformance : public ::testing::TestWithParam<std::string> {
   void TearDown() override { fs::remove_all(dir_); }
 
   Module build(const std::vector<PrimFunc>& fs, const std::string& options = "") {
+    if (std::getenv("ANVIL_TEST_DUMP"))  // debugging aid: the kernels as given
+      for (const PrimFunc& f : fs) std::cerr << f << std::endl;
     if (GetParam() == "llvm") return build_llvm(fs, Target::parse("llvm" + options));
     Module c = build_c(fs, Target::parse("c" + options));
     std::string path = (dir_ / ("k" + std::to_string(counter_++) + ".so")).string();
@@ -438,6 +444,118 @@ TEST_P(Conformance, LargeSymbolicAllocationUsesTheWorkspace) {
   Tensor a = random_f32({100000}, rng), b = zeros_f32({100000});
   m["tmp"](a, b);
   for (int64_t x = 0; x < 100000; ++x) ASSERT_FLOAT_EQ(f32(b)[x], f32(a)[x] * 3 + 1) << x;
+}
+
+
+// ---- TE-built kernels (te::lower), compiled for both targets ---------------------------------
+
+TEST_P(Conformance, TeElementwiseAddWithSymbolicShape) {
+  Var n = ir::size_var("n");
+  te::Tensor A = te::placeholder({n}, DataType::float32(), "A"), B = te::placeholder({n}, DataType::float32(), "B");
+  te::Tensor C = te::compute({n}, [&](Var i) { return A(i) + B(i); }, "C");
+  te::Schedule s = te::create_schedule({C});
+  auto [xo, xi] = s[C].split(C.axis(0), 8);
+  s[C].parallel(xo);
+  s[C].vectorize(xi);
+  Module m = build({te::lower(s, {A, B, C}, "te_add")}, " -num-cores=2");
+  std::mt19937 rng(kSeed + 20);
+  for (int64_t len : {1, 8, 13, 1000}) {
+    Tensor a = random_f32({len}, rng), b = random_f32({len}, rng), c = zeros_f32({len});
+    m["te_add"](a, b, c);
+    std::vector<double> want;
+    for (int64_t x = 0; x < len; ++x) want.push_back(double(f32(a)[x]) + f32(b)[x]);
+    expect_close(f32(c), want, 1e-6, 0, "te_add n=" + std::to_string(len));
+  }
+}
+
+TEST_P(Conformance, TeBroadcastAndRowSum) {
+  Var m = ir::size_var("m"), n = ir::size_var("n");
+  te::Tensor A = te::placeholder({m, n}, DataType::float32(), "A"), b = te::placeholder({n}, DataType::float32(), "b");
+  te::Tensor C = te::compute({m, n}, [&](Var i, Var j) { return A(i, j) * b(j); }, "C");
+  te::IterVar k = te::reduce_axis(0, n, "k");
+  te::Tensor S = te::compute({m}, [&](Var i) { return te::sum(C(i, k), {k}); }, "S");
+  te::Schedule s = te::create_schedule({S});
+  s[C].compute_inline();  // (a root stage of symbolic size is allocated [INT32_MAX, ...] by te::lower today)
+  Module mod = build({te::lower(s, {A, b, S}, "te_rowsum")});
+  std::mt19937 rng(kSeed + 21);
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{1, 1}, {5, 7}, {33, 100}}) {
+    Tensor a = random_f32({rows, cols}, rng), bb = random_f32({cols}, rng), out = zeros_f32({rows});
+    mod["te_rowsum"](a, bb, out);
+    std::vector<double> want;
+    for (int64_t i = 0; i < rows; ++i) {
+      double acc = 0;
+      for (int64_t j = 0; j < cols; ++j) acc += double(f32(a)[i * cols + j]) * f32(bb)[j];
+      want.push_back(acc);
+    }
+    expect_close(f32(out), want, 1e-5, 1e-5, "te_rowsum");
+  }
+}
+
+TEST_P(Conformance, TeSoftmaxWithIntermediateTensors) {
+  // Constant shape: te::lower sizes root intermediates of symbolic shapes [INT32_MAX, ...] today.
+  const int m = 16, n = 300;
+  te::Tensor A = te::placeholder({m, n}, DataType::float32(), "A");
+  te::IterVar k1 = te::reduce_axis(0, n, "k1"), k2 = te::reduce_axis(0, n, "k2");
+  te::Tensor M = te::compute({m}, [&](Var i) { return te::max(A(i, k1), {k1}); }, "M");
+  te::Tensor E = te::compute({m, n}, [&](Var i, Var j) { return ir::exp(A(i, j) - M(i)); }, "E");
+  te::Tensor S = te::compute({m}, [&](Var i) { return te::sum(E(i, k2), {k2}); }, "S");
+  te::Tensor B = te::compute({m, n}, [&](Var i, Var j) { return E(i, j) / S(i); }, "B");
+  te::Schedule s = te::create_schedule({B});
+  Module mod = build({te::lower(s, {A, B}, "te_softmax")});
+  std::mt19937 rng(kSeed + 22);
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{m, n}}) {
+    Tensor a = random_f32({rows, cols}, rng, -6, 6), b = zeros_f32({rows, cols});
+    mod["te_softmax"](a, b);
+    std::vector<double> want;
+    for (int64_t i = 0; i < rows; ++i) {
+      double mx = -1e300, sum = 0;
+      for (int64_t j = 0; j < cols; ++j) mx = std::max(mx, double(f32(a)[i * cols + j]));
+      for (int64_t j = 0; j < cols; ++j) sum += std::exp(f32(a)[i * cols + j] - mx);
+      for (int64_t j = 0; j < cols; ++j) want.push_back(std::exp(f32(a)[i * cols + j] - mx) / sum);
+    }
+    expect_close(f32(b), want, 1e-5, 1e-7, "te_softmax");
+  }
+}
+
+// Matmul with the j axis split by `factor` (8 divides 64, 7 and 5 do not), outer rows parallel.
+PrimFunc te_matmul(int64_t size, int factor, const std::string& name) {
+  te::Tensor A = te::placeholder({int(size), int(size)}, DataType::float32(), "A");
+  te::Tensor B = te::placeholder({int(size), int(size)}, DataType::float32(), "B");
+  te::IterVar k = te::reduce_axis(0, int(size), "k");
+  te::Tensor C = te::compute({int(size), int(size)}, [&](Var i, Var j) { return te::sum(A(i, k) * B(k, j), {k}); }, "C");
+  te::Schedule s = te::create_schedule({C});
+  auto [jo, ji] = s[C].split(C.axis(1), factor);
+  s[C].reorder(C.axis(0), jo, k, ji);
+  s[C].parallel(C.axis(0));
+  s[C].unroll(ji);
+  return te::lower(s, {A, B, C}, name);
+}
+
+TEST_P(Conformance, TeMatmulSplitsThatDivideAndDoNot) {
+  Module m = build({te_matmul(64, 8, "mm8"), te_matmul(64, 7, "mm7"), te_matmul(30, 4, "mm4")}, " -num-cores=2");
+  std::mt19937 rng(kSeed + 23);
+  for (auto [name, size] : {std::pair<const char*, int64_t>{"mm8", 64}, {"mm7", 64}, {"mm4", 30}}) {
+    Tensor a = random_f32({size, size}, rng, -1, 1), b = random_f32({size, size}, rng, -1, 1), c = zeros_f32({size, size});
+    m[name](a, b, c);
+    expect_close(f32(c), matmul_ref(a, b, size), 1e-4, 1e-5, name);
+  }
+}
+
+TEST_P(Conformance, OversizedAllocationIsAnErrorNotACrash) {
+  Var n("n", DataType::int64()), i("i", DataType::int64());
+  Buffer O = decl_buffer({1}, DataType::float32(), "O");
+  Buffer T = decl_buffer({n, n}, DataType::float32(), "T");
+  Stmt body = tir::allocate(T->data(), DataType::float32(), {n, n}, "global",
+                            tir::seq({tir::buffer_store(T, 1.0, {ir::int_imm(0, DataType::int64()), ir::int_imm(0, DataType::int64())}),
+                                      tir::buffer_store(O, buffer_load(T, {ir::int_imm(0, DataType::int64()), ir::int_imm(0, DataType::int64())}), {0})}));
+  Module m = build({make_prim_func("big", {O, n}, body)});
+  Tensor o = zeros_f32({1});
+  m["big"](o, int64_t{4});
+  EXPECT_EQ(f32(o)[0], 1.0f);
+  ErrorKind kind{};
+  EXPECT_EQ(error_of([&] { m["big"](o, int64_t{1} << 31); }, &kind),
+            "kernel 'big' failed: big: allocation T_data has a negative or too large size");
+  EXPECT_EQ(kind, ErrorKind::kValue);
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, Conformance, ::testing::Values("llvm", "c"),

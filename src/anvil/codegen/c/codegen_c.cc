@@ -352,9 +352,14 @@ class CodeGenC {
       line("void* " + v + " = " + v + "_storage;");
       stmt(op->body());
     } else {
-      std::string n = "(int64_t)1";
-      for (const PrimExpr& e : op->extents()) n += " * (int64_t)" + expr(e, -1);
-      line("uint64_t " + v + "_bytes = (uint64_t)(" + n + ") * " + std::to_string(et.bytes()) + ";");
+      // bytes = prod(extents) * elem_bytes, refusing negative extents and int64 overflow.
+      line("int64_t " + v + "_n = " + std::to_string(et.bytes()) + ";");
+      for (const PrimExpr& e : op->extents()) {
+        line("{ int64_t e_ = (int64_t)" + expr(e, -1) + "; if (e_ < 0 || (e_ != 0 && " + v + "_n > INT64_MAX / e_)) ANVIL_FAIL(" +
+             std::to_string(kAnvilErrorValue) + ", \"" + esc(func_) + ": allocation " + esc(op->buffer_var().name()) +
+             " has a negative or too large size\"); " + v + "_n *= e_; }");
+      }
+      line("uint64_t " + v + "_bytes = (uint64_t)" + v + "_n;");
       line("void* " + v + " = __anvil_runtime_api->workspace_alloc(1, 0, " + v + "_bytes);");
       line("if (!" + v + ") ANVIL_FAIL(" + std::to_string(kAnvilErrorRuntime) + ", \"" + esc(func_) +
            ": workspace allocation of %llu bytes for " + esc(op->buffer_var().name()) + " failed\", (unsigned long long)" + v + "_bytes);");

@@ -247,15 +247,23 @@ void CodeGenLLVM::emit_allocate(const tir::AllocateNode* op) {
     unbind(var);
     return;
   }
-  llvm::Value* n = b_.getInt64(1);
-  for (const PrimExpr& e : op->extents()) n = b_.CreateMul(n, to_i64(expr(e), e.dtype()));
-  llvm::Value* bytes = b_.CreateMul(n, b_.getInt64(static_cast<uint64_t>(elem_bytes)));
+  // bytes = prod(extents) * elem_bytes, refusing negative extents and int64 overflow.
+  llvm::Value* bytes = b_.getInt64(static_cast<uint64_t>(elem_bytes));
+  llvm::Value* size_ok = b_.getTrue();
+  for (const PrimExpr& e : op->extents()) {
+    llvm::Value* v = to_i64(expr(e), e.dtype());
+    size_ok = b_.CreateAnd(size_ok, b_.CreateICmpSGE(v, b_.getInt64(0)));
+    llvm::Value* r = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smul_with_overflow, bytes, v);
+    bytes = b_.CreateExtractValue(r, 0);
+    size_ok = b_.CreateAnd(size_ok, b_.CreateNot(b_.CreateExtractValue(r, 1)));
+  }
+  std::string vname;
+  for (char c : var.name()) vname += c == '%' ? std::string("%%") : std::string(1, c);
+  check_or_fail(size_ok, kAnvilErrorValue, func_name_ + ": allocation " + vname + " has a negative or too large size", {});
   llvm::Value* alloc = runtime_api_fn(kApiWorkspaceAlloc);
   llvm::Value* ptr = b_.CreateCall(abi_.workspace_alloc, alloc, {b_.getInt32(kDLCPU), b_.getInt32(0), bytes}, var.name());
-  std::string name;
-  for (char c : var.name()) name += c == '%' ? std::string("%%") : std::string(1, c);
   check_or_fail(b_.CreateIsNotNull(ptr), kAnvilErrorRuntime,
-                func_name_ + ": workspace allocation of %lld bytes for " + name + " failed", {bytes});
+                func_name_ + ": workspace allocation of %lld bytes for " + vname + " failed", {bytes});
   bind(var, ptr);
   stmt(op->body());
   unbind(var);
