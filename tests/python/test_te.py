@@ -158,3 +158,60 @@ def test_dump_ir_prints_every_stage(capfd):
     err = capfd.readouterr().err
     for stage in ("te::lower", "simplify", "loop_partition", "vectorize", "storage_flatten", "lower_parallel"):
         assert f"after {stage}" in err
+
+
+def test_more_primitives_run_correctly(rng):
+    # cache_read, compute_inline, fuse, split by nparts, unroll, pragma, storage_align: checked
+    # in the interpreter and through the llvm build (float64 reference, tolerance 1e-5).
+    m, n = 12, 10
+    A = te.placeholder((m, n), name="A")
+    B = te.compute((m, n), lambda i, j: A[i, j] * 2.0, name="B")
+    C = te.compute((m, n), lambda i, j: B[i, j] + 1.0, name="C")
+    D = te.compute((m, n), lambda i, j: te.sqrt(te.abs(C[i, j])) + C[i, j], name="D")
+    s = te.create_schedule(D.op)
+    AL = s.cache_read(A, "local", [B])
+    s[B].compute_inline()
+    s[C].storage_align(C.op.axis[0], 16, 1)
+    fo, fi = s[D].split(s[D].fuse(D.op.axis[0], D.op.axis[1]), nparts=5)
+    s[D].pragma(fo, "auto_unroll_max_step", 16)
+    s[C].compute_at(s[D], fo)
+    s[AL].compute_at(s[D], fo)
+    co, ci = s[C].split(C.op.axis[1], factor=5)
+    s[C].unroll(ci)
+    f = anvil.lower(s, [A, D], name="prims")
+    a = rng.uniform(-2, 2, (m, n)).astype("float32")
+    c64 = a.astype("float64") * 2 + 1
+    want = np.sqrt(np.abs(c64)) + c64
+    d = np.zeros((m, n), "float32")
+    f.interpret(a, d)
+    np.testing.assert_allclose(d, want, rtol=1e-5, atol=1e-5)
+    d2 = np.zeros((m, n), "float32")
+    anvil.build(s, [A, D], target="llvm", name="prims")["prims"](a, d2)
+    np.testing.assert_allclose(d2, want, rtol=1e-5, atol=1e-5)
+
+
+def test_bind_to_thread_axes_is_recorded_but_not_built_for_cpu():
+    A = te.placeholder((64,), name="A")
+    B = te.compute((64,), lambda i: A[i] + 1.0, name="B")
+    s = te.create_schedule(B.op)
+    bx, tx = s[B].split(B.op.axis[0], factor=16)
+    s[B].bind(bx, te.thread_axis("blockIdx.x"))
+    s[B].bind(tx, te.thread_axis("threadIdx.x"))
+    assert "threadIdx.x" in str(anvil.lower(s, [A, B]))
+    with pytest.raises(NotImplementedError):
+        anvil.build(s, [A, B], target="llvm")
+
+
+def test_bad_shapes_and_dtypes_are_value_and_type_errors():
+    with pytest.raises(TypeError, match="not an integer"):
+        te.placeholder((2.5, 3))
+    with pytest.raises(ValueError, match="negative"):
+        te.placeholder((-1, 3), name="neg")
+    with pytest.raises(ValueError, match="floaty"):
+        te.placeholder((2, 3), dtype="floaty")
+    with pytest.raises(TypeError):
+        te.reduce_axis(5)
+    with pytest.raises(TypeError):
+        te.compute((3,), lambda i: "not an expression")
+    with pytest.raises(TypeError):
+        te.sum(te.var("x", "float32"), axis=te.var("n"))

@@ -70,7 +70,7 @@ std::vector<IterVar> axis_list(nb::handle seq, const char* what) {
 std::string describe(const IterVar& iv) {
   std::string s = "IterVar(" + iv->name();
   if (iv->dom().extent.defined())
-    s += ", range(" + ir::to_string(iv->dom().min) + ", " + ir::to_string(iv->dom().min + iv->dom().extent) + ")";
+    s += ", min=" + ir::to_string(iv->dom().min) + ", extent=" + ir::to_string(iv->dom().extent);
   return s + (iv.is_reduce() ? ", reduce)" : ")");
 }
 
