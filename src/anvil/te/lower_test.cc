@@ -77,6 +77,21 @@ TEST(TeLower, VectorLambdaComputeOverThreeDimensions) {
   expect_close(b, want);
 }
 
+TEST(TeLower, Int32MaxReductionStartsFromTheLowestInteger) {
+  Tensor A = placeholder({3, 4}, DataType::int32(), "A");
+  IterVar k = reduce_axis(0, 4, "k");
+  Tensor B = compute({3}, [&](Var i) { return te::max(A(i, k) - 1000, {k}); }, "B");
+  Schedule s = create_schedule({B});
+  tir::PrimFunc f = lower(s, {A, B}, "imax");
+  EXPECT_NE(tir::to_string(f).find("-2147483648"), std::string::npos) << tir::to_string(f);
+  std::vector<int32_t> a = {5, -7, 3, 9, -1, -2, -3, -4, 100, 0, 50, 7}, b(3, 0);
+  int64_t sa[2] = {3, 4}, sb[1] = {3};
+  DLTensor ta{a.data(), {kDLCPU, 0}, 2, {kDLInt, 32, 1}, sa, nullptr, 0};
+  DLTensor tb{b.data(), {kDLCPU, 0}, 1, {kDLInt, 32, 1}, sb, nullptr, 0};
+  run(f, {&ta, &tb});
+  EXPECT_EQ(b, (std::vector<int32_t>{9 - 1000, -1 - 1000, 100 - 1000}));
+}
+
 TEST(TeLower, MaxReductionStartsFromMinusInfinity) {
   Tensor A = placeholder({4, 5}, DataType::float32(), "A");
   IterVar k = reduce_axis(0, 5, "k");

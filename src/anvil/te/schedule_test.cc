@@ -86,6 +86,13 @@ TEST(TeSchedule, BadFactorsTagsAndScopesAreRejected) {
   expect_value_error([&] { s.cache_read(g.A, "shared", {g.D}); }, {"'A'", "stage 'D' does not read"});
 }
 
+TEST(TeSchedule, BindingTwoAxesToOneThreadTagIsRejected) {
+  MatmulGraph g;
+  Schedule s = create_schedule({g.D});
+  s[g.D].bind(g.D.axis(0), "threadIdx.x");
+  expect_value_error([&] { s[g.D].bind(g.D.axis(1), "threadIdx.x"); }, {"stage 'D'", "axis 'j'", "axis 'i'"});
+}
+
 TEST(TeSchedule, AnnotatingAnAxisTwoWaysIsRejected) {
   MatmulGraph g;
   Schedule s = create_schedule({g.D});

@@ -146,6 +146,12 @@ void Stage::bind(const IterVar& axis, const std::string& thread_tag) {
   if (axis.is_reduce())
     value_error(get()->describe(), ": bind of reduction axis '", axis_name(axis),
                 "' (cross-thread reductions are not supported)");
+  for (const IterVar& other : get()->leaf_iter_vars) {
+    const IterAttr* a = get()->find_attr(other);
+    if (!other.same_as(axis) && a && a->for_kind == tir::ForKind::kThreadBinding && a->thread_tag == thread_tag)
+      value_error(get()->describe(), ": bind of axis '", axis_name(axis), "' to '", thread_tag, "', which axis '",
+                  axis_name(other), "' is already bound to");
+  }
   set_kind(get(), axis, tir::ForKind::kThreadBinding, "bind", thread_tag);
 }
 
