@@ -197,13 +197,14 @@ void CodeGenLLVM::add_function(const tir::PrimFunc& f, const std::string& name) 
                 {num_args});
 
   // The kind-name table for messages.
-  std::vector<llvm::Constant*> names;
-  for (const char* n : kKindNames) names.push_back(b_.CreateGlobalStringPtr(n, "kind_name"));
-  auto* names_type = llvm::ArrayType::get(b_.getPtrTy(), names.size());
+  auto* names_type = llvm::ArrayType::get(b_.getPtrTy(), std::size(kKindNames));
   llvm::GlobalVariable* names_global = mod_.getNamedGlobal("__anvil_kind_names");
-  if (!names_global)
+  if (!names_global) {
+    std::vector<llvm::Constant*> names;
+    for (const char* n : kKindNames) names.push_back(b_.CreateGlobalStringPtr(n, "kind_name"));
     names_global = new llvm::GlobalVariable(mod_, names_type, true, llvm::GlobalValue::PrivateLinkage,
                                             llvm::ConstantArray::get(names_type, names), "__anvil_kind_names");
+  }
   auto kind_name = [&](llvm::Value* kind) {
     llvm::Value* idx = b_.CreateSelect(b_.CreateICmpULT(kind, b_.getInt32(12)), kind, b_.getInt32(12));
     return b_.CreateLoad(b_.getPtrTy(), b_.CreateInBoundsGEP(names_type, names_global, {b_.getInt32(0), idx}));
