@@ -91,7 +91,8 @@ void infer_region(LowerState* state, int i) {
     auto clast = ir::as_const_int(last);
     bool inside = (chi && clast && *chi <= *clast) || (whole_hi && ir::structural_equal(whole_hi->hi, last));
     if (!inside) hi = fold_min(hi, last);
-    info.region.push_back(Range{ana.simplify(lo), ana.simplify(fold_add(fold_sub(hi, lo), ir::int_imm(1, lo.dtype())))});
+    info.region.push_back(
+        Range{ana.simplify(lo), ana.simplify(fold_add(fold_sub(hi, lo), ir::int_imm(1, lo.dtype())))});
   }
 }
 
@@ -138,8 +139,8 @@ void derive_loops(LowerState* state, int i) {
   for (auto it = st->relations.rbegin(); it != st->relations.rend(); ++it) {
     if (it->kind == IterRelation::kSplit) {
       const SplitRelation& s = it->split;
-      value[s.parent.get()] = fold_add(fold_mul(value.at(s.outer.get()), info.extent.at(s.inner.get())),
-                                       value.at(s.inner.get()));
+      value[s.parent.get()] =
+          fold_add(fold_mul(value.at(s.outer.get()), info.extent.at(s.inner.get())), value.at(s.inner.get()));
     } else {
       const FuseRelation& f = it->fuse;
       PrimExpr fused = value.at(f.fused.get()), inner_ext = info.extent.at(f.inner.get());
@@ -163,10 +164,12 @@ void derive_loops(LowerState* state, int i) {
     PrimExpr cond = value.at(r) < info.extent.at(r);
     info.guards.push_back(StageInfo::Guard{pos, r->iter_kind() == IterKind::kReduce, cond});
   }
-  std::sort(info.guards.begin(), info.guards.end(), [](const auto& a, const auto& b) { return a.position < b.position; });
+  std::sort(info.guards.begin(), info.guards.end(),
+            [](const auto& a, const auto& b) { return a.position < b.position; });
   for (const IterVar& leaf : st->leaf_iter_vars) {
     state->loops.extent[leaf.var().get()] = info.extent.at(leaf.get());
-    state->bindings.push_back(state->analyzer.bind(leaf.var(), ir::int_imm(0, leaf.var().dtype()), info.extent.at(leaf.get())));
+    state->bindings.push_back(
+        state->analyzer.bind(leaf.var(), ir::int_imm(0, leaf.var().dtype()), info.extent.at(leaf.get())));
   }
 }
 

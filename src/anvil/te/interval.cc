@@ -33,8 +33,10 @@ PrimExpr fold_add(const PrimExpr& a, const PrimExpr& b) {
   if (cb && *cb == 0) return a;
   if (cb) {
     // (x + c1) + c2 and (x - c1) + c2 fold their constants.
-    if (auto* add = a.as<ir::AddNode>(); add && cint(add->b())) return fold_add(add->a(), imm_like(a, b, *cint(add->b()) + *cb));
-    if (auto* sub = a.as<ir::SubNode>(); sub && cint(sub->b())) return fold_add(sub->a(), imm_like(a, b, *cb - *cint(sub->b())));
+    if (auto* add = a.as<ir::AddNode>(); add && cint(add->b()))
+      return fold_add(add->a(), imm_like(a, b, *cint(add->b()) + *cb));
+    if (auto* sub = a.as<ir::SubNode>(); sub && cint(sub->b()))
+      return fold_add(sub->a(), imm_like(a, b, *cb - *cint(sub->b())));
     if (*cb < 0) return a - ir::int_imm(-*cb, b.dtype());
   }
   return a + b;
@@ -130,17 +132,21 @@ class IntervalEval {
       if (!ext) return std::nullopt;
       return Interval{ir::int_imm(0, e.dtype()), fold_sub(ext->hi, ir::int_imm(1, e.dtype()))};
     }
-    if (auto* op = e.as<ir::AddNode>()) return binary(op->a(), op->b(), [](auto& x, auto& y) {
+    if (auto* op = e.as<ir::AddNode>())
+      return binary(op->a(), op->b(), [](auto& x, auto& y) {
         return Interval{fold_add(x.lo, y.lo), fold_add(x.hi, y.hi)};
       });
-    if (auto* op = e.as<ir::SubNode>()) return binary(op->a(), op->b(), [](auto& x, auto& y) {
+    if (auto* op = e.as<ir::SubNode>())
+      return binary(op->a(), op->b(), [](auto& x, auto& y) {
         return Interval{fold_sub(x.lo, y.hi), fold_sub(x.hi, y.lo)};
       });
     if (auto* op = e.as<ir::MulNode>()) return binary(op->a(), op->b(), [](auto& x, auto& y) { return mul(x, y); });
-    if (auto* op = e.as<ir::MinNode>()) return binary(op->a(), op->b(), [](auto& x, auto& y) {
+    if (auto* op = e.as<ir::MinNode>())
+      return binary(op->a(), op->b(), [](auto& x, auto& y) {
         return Interval{fold_min(x.lo, y.lo), fold_min(x.hi, y.hi)};
       });
-    if (auto* op = e.as<ir::MaxNode>()) return binary(op->a(), op->b(), [](auto& x, auto& y) {
+    if (auto* op = e.as<ir::MaxNode>())
+      return binary(op->a(), op->b(), [](auto& x, auto& y) {
         return Interval{fold_max(x.lo, y.lo), fold_max(x.hi, y.hi)};
       });
     if (auto* op = e.as<ir::FloorDivNode>()) return by_positive_const(op->a(), op->b(), true);
@@ -150,7 +156,8 @@ class IntervalEval {
       return by_positive_const(op->a(), op->b(), true);
     }
     if (auto* op = e.as<ir::FloorModNode>()) return by_positive_const(op->a(), op->b(), false);
-    if (auto* op = e.as<ir::SelectNode>()) return binary(op->true_value(), op->false_value(), [](auto& x, auto& y) {
+    if (auto* op = e.as<ir::SelectNode>())
+      return binary(op->true_value(), op->false_value(), [](auto& x, auto& y) {
         return Interval{fold_min(x.lo, y.lo), fold_max(x.hi, y.hi)};
       });
     if (auto* op = e.as<ir::CastNode>()) {

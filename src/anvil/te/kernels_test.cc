@@ -3,10 +3,10 @@
 // conv2d NCHW with padding, depthwise conv, pooling, and symbolic shapes at several sizes.
 // Inputs: uniform [-1, 1) from seed kSeed (printed on failure); tolerance 1e-5 relative plus
 // 1e-5 absolute unless stated.
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <functional>
-
-#include <gtest/gtest.h>
 
 #include "anvil/te/reduction.h"
 #include "anvil/te/te_test_util.h"
@@ -21,7 +21,8 @@ using ir::min;
 TEST(TeKernels, BroadcastBiasAdd) {
   Tensor A = placeholder({6, 5}, DataType::float32(), "A");
   Tensor bias = placeholder({5}, DataType::float32(), "bias");
-  Tensor C = compute({6, 5}, [&](Var i, Var j) { return A(i, j) + bias(j); }, "C");
+  Tensor C = compute(
+      {6, 5}, [&](Var i, Var j) { return A(i, j) + bias(j); }, "C");
   Schedule s = create_schedule({C});
   auto [jo, ji] = s[C].split(C.axis(1), 2);
   s[C].vectorize(ji);
@@ -42,10 +43,14 @@ struct Softmax {
   Softmax(PrimExpr n, PrimExpr m) {
     A = placeholder({n, m}, DataType::float32(), "A");
     IterVar k1 = reduce_axis(0, m, "k1"), k2 = reduce_axis(0, m, "k2");
-    M = compute({n}, [&](Var i) { return te::max(A(i, k1), {k1}); }, "M");
-    E = compute({n, m}, [&](Var i, Var j) { return ir::exp(A(i, j) - M(i)); }, "E");
-    S = compute({n}, [&](Var i) { return te::sum(E(i, k2), {k2}); }, "S");
-    Y = compute({n, m}, [&](Var i, Var j) { return E(i, j) / S(i); }, "Y");
+    M = compute(
+        {n}, [&](Var i) { return te::max(A(i, k1), {k1}); }, "M");
+    E = compute(
+        {n, m}, [&](Var i, Var j) { return ir::exp(A(i, j) - M(i)); }, "E");
+    S = compute(
+        {n}, [&](Var i) { return te::sum(E(i, k2), {k2}); }, "S");
+    Y = compute(
+        {n, m}, [&](Var i, Var j) { return E(i, j) / S(i); }, "Y");
   }
 };
 
@@ -113,7 +118,8 @@ TEST(TeKernels, BatchMatmulFusedAndVectorized) {
   Tensor A = placeholder({b, m, kk}, DataType::float32(), "A");
   Tensor B = placeholder({b, kk, n}, DataType::float32(), "B");
   IterVar k = reduce_axis(0, kk, "k");
-  Tensor C = compute({b, m, n}, [&](Var bb, Var i, Var j) { return sum(A(bb, i, k) * B(bb, k, j), {k}); }, "C");
+  Tensor C = compute(
+      {b, m, n}, [&](Var bb, Var i, Var j) { return sum(A(bb, i, k) * B(bb, k, j), {k}); }, "C");
   Schedule s = create_schedule({C});
   Tensor CL = s.cache_write(C, "local");
   IterVar bi = s[C].fuse(C.axis(0), C.axis(1));
@@ -146,15 +152,21 @@ struct Conv2d {
     OW = (W + 2 * pad - S) / st + 1;
     data = placeholder({N, C, H, W}, DataType::float32(), "data");
     weight = placeholder({K, C, R, S}, DataType::float32(), "weight");
-    padded = compute({N, C, H + 2 * pad, W + 2 * pad}, [&](Var b, Var ch, Var y, Var x) {
-      PrimExpr inside = y >= pad && y < H + pad && x >= pad && x < W + pad;
-      PrimExpr yy = min(max(y - pad, 0), H - 1), xx = min(max(x - pad, 0), W - 1);
-      return ir::select(inside, data(b, ch, yy, xx), 0.0f);
-    }, "padded");
+    padded = compute(
+        {N, C, H + 2 * pad, W + 2 * pad},
+        [&](Var b, Var ch, Var y, Var x) {
+          PrimExpr inside = y >= pad && y < H + pad && x >= pad && x < W + pad;
+          PrimExpr yy = min(max(y - pad, 0), H - 1), xx = min(max(x - pad, 0), W - 1);
+          return ir::select(inside, data(b, ch, yy, xx), 0.0f);
+        },
+        "padded");
     IterVar rc = reduce_axis(0, C, "rc"), ry = reduce_axis(0, R, "ry"), rx = reduce_axis(0, S, "rx");
-    out = compute({N, K, OH, OW}, [&](Var b, Var f, Var y, Var x) {
-      return sum(padded(b, rc, y * st + ry, x * st + rx) * weight(f, rc, ry, rx), {rc, ry, rx});
-    }, "conv");
+    out = compute(
+        {N, K, OH, OW},
+        [&](Var b, Var f, Var y, Var x) {
+          return sum(padded(b, rc, y * st + ry, x * st + rx) * weight(f, rc, ry, rx), {rc, ry, rx});
+        },
+        "conv");
   }
   std::vector<double> reference(const HostTensor& d, const HostTensor& w) const {
     std::vector<double> o(static_cast<size_t>(N * K * OH * OW), 0.0);
@@ -214,14 +226,20 @@ TEST(TeKernels, DepthwiseConvWithPadding) {
   const int C = 3, H = 6, W = 7, R = 3, pad = 1;
   Tensor data = placeholder({1, C, H, W}, DataType::float32(), "data");
   Tensor w = placeholder({C, R, R}, DataType::float32(), "w");
-  Tensor padded = compute({1, C, H + 2, W + 2}, [&](Var b, Var c, Var y, Var x) {
-    PrimExpr inside = y >= pad && y < H + pad && x >= pad && x < W + pad;
-    return ir::select(inside, data(b, c, min(max(y - pad, 0), H - 1), min(max(x - pad, 0), W - 1)), 0.0f);
-  }, "padded");
+  Tensor padded = compute(
+      {1, C, H + 2, W + 2},
+      [&](Var b, Var c, Var y, Var x) {
+        PrimExpr inside = y >= pad && y < H + pad && x >= pad && x < W + pad;
+        return ir::select(inside, data(b, c, min(max(y - pad, 0), H - 1), min(max(x - pad, 0), W - 1)), 0.0f);
+      },
+      "padded");
   IterVar ry = reduce_axis(0, R, "ry"), rx = reduce_axis(0, R, "rx");
-  Tensor out = compute({1, C, H, W}, [&](Var b, Var c, Var y, Var x) {
-    return sum(padded(b, c, y + ry, x + rx) * w(c, ry, rx), {ry, rx});
-  }, "depthwise");
+  Tensor out = compute(
+      {1, C, H, W},
+      [&](Var b, Var c, Var y, Var x) {
+        return sum(padded(b, c, y + ry, x + rx) * w(c, ry, rx), {ry, rx});
+      },
+      "depthwise");
   Schedule s = create_schedule({out});
   s[padded].compute_at(s[out], out.axis(1));
   auto [xo, xi] = s[out].split(out.axis(3), 4);
@@ -249,13 +267,20 @@ TEST(TeKernels, MaxAndAveragePooling2x2Stride2) {
   Tensor data = placeholder({1, C, H, W}, DataType::float32(), "data");
   IterVar ry = reduce_axis(0, 2, "ry"), rx = reduce_axis(0, 2, "rx");
   IterVar sy = reduce_axis(0, 2, "sy"), sx = reduce_axis(0, 2, "sx");
-  Tensor mx = compute({1, C, OH, OW}, [&](Var b, Var c, Var y, Var x) {
-    return te::max(data(b, c, y * 2 + ry, x * 2 + rx), {ry, rx});
-  }, "max_pool");
-  Tensor sm = compute({1, C, OH, OW}, [&](Var b, Var c, Var y, Var x) {
-    return te::sum(data(b, c, y * 2 + sy, x * 2 + sx), {sy, sx});
-  }, "sum_pool");
-  Tensor avg = compute({1, C, OH, OW}, [&](Var b, Var c, Var y, Var x) { return sm(b, c, y, x) / 4.0f; }, "avg_pool");
+  Tensor mx = compute(
+      {1, C, OH, OW},
+      [&](Var b, Var c, Var y, Var x) {
+        return te::max(data(b, c, y * 2 + ry, x * 2 + rx), {ry, rx});
+      },
+      "max_pool");
+  Tensor sm = compute(
+      {1, C, OH, OW},
+      [&](Var b, Var c, Var y, Var x) {
+        return te::sum(data(b, c, y * 2 + sy, x * 2 + sx), {sy, sx});
+      },
+      "sum_pool");
+  Tensor avg = compute(
+      {1, C, OH, OW}, [&](Var b, Var c, Var y, Var x) { return sm(b, c, y, x) / 4.0f; }, "avg_pool");
   Schedule s = create_schedule({mx, avg});
   s[sm].compute_at(s[avg], avg.axis(2));
   auto [xo, xi] = s[mx].split(mx.axis(3), 3);
@@ -284,7 +309,8 @@ TEST(TeKernels, MaxAndAveragePooling2x2Stride2) {
 TEST(TeKernels, MinReductionStartsFromPlusInfinity) {
   Tensor A = placeholder({4, 3}, DataType::float32(), "A");
   IterVar k = reduce_axis(0, 3, "k");
-  Tensor B = compute({4}, [&](Var i) { return te::min(A(i, k) + 10.0f, {k}); }, "B");
+  Tensor B = compute(
+      {4}, [&](Var i) { return te::min(A(i, k) + 10.0f, {k}); }, "B");
   Schedule s = create_schedule({B});
   tir::PrimFunc f = lower(s, {A, B}, "rowmin");
   HostTensor a({4, 3}), b({4});
@@ -299,9 +325,12 @@ TEST(TeKernels, SymbolicShapesRunAtSeveralSizesFromOneLowering) {
   Var n = ir::size_var("n"), m = ir::size_var("m");
   Tensor A = placeholder({n, m}, DataType::float32(), "A");
   IterVar k = reduce_axis(0, m, "k");
-  Tensor B = compute({n, m}, [&](Var i, Var j) { return A(i, j) * 3.0f; }, "B");
-  Tensor R = compute({n}, [&](Var i) { return sum(B(i, k), {k}); }, "R");
-  Tensor Y = compute({n, m}, [&](Var i, Var j) { return A(i, j) - R(i); }, "Y");
+  Tensor B = compute(
+      {n, m}, [&](Var i, Var j) { return A(i, j) * 3.0f; }, "B");
+  Tensor R = compute(
+      {n}, [&](Var i) { return sum(B(i, k), {k}); }, "R");
+  Tensor Y = compute(
+      {n, m}, [&](Var i, Var j) { return A(i, j) - R(i); }, "Y");
   Schedule s = create_schedule({Y});
   auto [io, ii] = s[Y].split(Y.axis(0), 4);
   auto [jo, ji] = s[Y].split(Y.axis(1), 3);
@@ -329,7 +358,8 @@ TEST(TeKernels, SymbolicMatmulTiled) {
   Tensor A = placeholder({n, n}, DataType::float32(), "A");
   Tensor B = placeholder({n, n}, DataType::float32(), "B");
   IterVar k = reduce_axis(0, n, "k");
-  Tensor C = compute({n, n}, [&](Var i, Var j) { return sum(A(i, k) * B(k, j), {k}); }, "C");
+  Tensor C = compute(
+      {n, n}, [&](Var i, Var j) { return sum(A(i, k) * B(k, j), {k}); }, "C");
   Schedule s = create_schedule({C});
   Tensor AS = s.cache_read(A, "shared", {C});
   auto [io, jo, ii, ji] = s[C].tile(C.axis(0), C.axis(1), 4, 4);

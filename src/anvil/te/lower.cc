@@ -78,8 +78,8 @@ void check_attachments(LowerState* state) {
                   ", which is no longer a leaf axis (it was split or fused after compute_at)");
     for (int r : info.readers)
       if (!runs_inside(state, r, target.get(), pos))
-        value_error(st->describe(), ": computed at ", target->describe(), " axis '", st->attach_ivar->name(),
-                    "', but ", state->stages[r].stage->describe(),
+        value_error(st->describe(), ": computed at ", target->describe(), " axis '", st->attach_ivar->name(), "', but ",
+                    state->stages[r].stage->describe(),
                     " also reads it outside that loop; compute it at the root or at a common loop");
   }
 }

@@ -20,16 +20,16 @@ struct StageInfo {
   Stage stage;
   bool is_placeholder = false;
   bool is_inline = false;
-  bool in_args = false;   // realised in a function argument
-  PrimExpr body;          // the op's body with inlined producers substituted (root vars free)
+  bool in_args = false;      // realised in a function argument
+  PrimExpr body;             // the op's body with inlined producers substituted (root vars free)
   std::vector<int> readers;  // indices of non-inline stages whose body reads this stage
 
   // Bounds (compute stages that are not inlined).
-  std::vector<Range> region;  // per output dimension
-  std::vector<PrimExpr> unclamped_extent;  // region extent before clamping to the shape (>= it)
+  std::vector<Range> region;                                // per output dimension
+  std::vector<PrimExpr> unclamped_extent;                   // region extent before clamping to the shape (>= it)
   std::unordered_map<const IterVarNode*, PrimExpr> extent;  // every axis of the stage
-  ir::VarMap root_value;     // root axis var -> its value in terms of the leaf loop vars
-  std::vector<PrimExpr> rel;  // per output dimension: root value - region min
+  ir::VarMap root_value;                                    // root axis var -> its value in terms of the leaf loop vars
+  std::vector<PrimExpr> rel;                                // per output dimension: root value - region min
   struct Guard {
     int position;  // leaf index it goes under
     bool reduce;   // on a reduction root
@@ -38,12 +38,12 @@ struct StageInfo {
   std::vector<Guard> guards;
 
   // Realisation.
-  Buffer buffer;       // what stores and loads use
+  Buffer buffer;  // what stores and loads use
   bool allocate = false;
 };
 
 struct LowerState {
-  std::vector<StageInfo> stages;  // schedule order: producers first
+  std::vector<StageInfo> stages;                             // schedule order: producers first
   std::unordered_map<const ir::BufferNode*, int> by_buffer;  // TE buffer -> stage index
   std::unordered_map<const StageNode*, int> by_stage;
   RelaxSpec loops;  // every leaf loop var bound so far -> extent

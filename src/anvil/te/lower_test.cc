@@ -14,7 +14,8 @@ using namespace anvil::te::testing;
 TEST(TeLower, ElementwiseAddRunsAndPrintsOneLoopNest) {
   Tensor A = placeholder({4, 6}, DataType::float32(), "A");
   Tensor B = placeholder({4, 6}, DataType::float32(), "B");
-  Tensor C = compute({4, 6}, [&](Var i, Var j) { return A(i, j) + B(i, j); }, "C");
+  Tensor C = compute(
+      {4, 6}, [&](Var i, Var j) { return A(i, j) + B(i, j); }, "C");
   Schedule s = create_schedule({C});
   tir::PrimFunc f = lower(s, {A, B, C}, "add");
   std::string text = tir::to_string(f);
@@ -32,7 +33,8 @@ TEST(TeLower, ElementwiseAddRunsAndPrintsOneLoopNest) {
 TEST(TeLower, SumReductionInitialisesThenAccumulates) {
   Tensor A = placeholder({5, 7}, DataType::float32(), "A");
   IterVar k = reduce_axis(0, 7, "k");
-  Tensor B = compute({5}, [&](Var i) { return sum(A(i, k), {k}); }, "B");
+  Tensor B = compute(
+      {5}, [&](Var i) { return sum(A(i, k), {k}); }, "B");
   Schedule s = create_schedule({B});
   tir::PrimFunc f = lower(s, {A, B}, "rowsum");
   std::string text = tir::to_string(f);
@@ -50,7 +52,12 @@ TEST(TeLower, SumReductionInitialisesThenAccumulates) {
 TEST(TeLower, ScalarOutputTotalSum) {
   Tensor A = placeholder({3, 4}, DataType::float32(), "A");
   IterVar r = reduce_axis(0, 3, "r"), c = reduce_axis(0, 4, "c");
-  Tensor T = compute({}, [&](const std::vector<Var>&) { return sum(A(r, c), {r, c}); }, "T");
+  Tensor T = compute(
+      {},
+      [&](const std::vector<Var>&) {
+        return sum(A(r, c), {r, c});
+      },
+      "T");
   Schedule s = create_schedule({T});
   auto [co, ci] = s[T].split(c, 3);
   tir::PrimFunc f = lower(s, {A, T}, "total");
@@ -64,7 +71,8 @@ TEST(TeLower, ScalarOutputTotalSum) {
 
 TEST(TeLower, VectorLambdaComputeOverThreeDimensions) {
   Tensor A = placeholder({2, 3, 4}, DataType::float32(), "A");
-  Tensor B = compute({4, 3, 2}, [&](const std::vector<Var>& v) { return A(v[2], v[1], v[0]) - 1.0f; }, "B");
+  Tensor B = compute(
+      {4, 3, 2}, [&](const std::vector<Var>& v) { return A(v[2], v[1], v[0]) - 1.0f; }, "B");
   Schedule s = create_schedule({B});
   tir::PrimFunc f = lower(s, {A, B}, "transpose");
   HostTensor a({2, 3, 4}), b({4, 3, 2});
@@ -80,7 +88,8 @@ TEST(TeLower, VectorLambdaComputeOverThreeDimensions) {
 TEST(TeLower, Int32MaxReductionStartsFromTheLowestInteger) {
   Tensor A = placeholder({3, 4}, DataType::int32(), "A");
   IterVar k = reduce_axis(0, 4, "k");
-  Tensor B = compute({3}, [&](Var i) { return te::max(A(i, k) - 1000, {k}); }, "B");
+  Tensor B = compute(
+      {3}, [&](Var i) { return te::max(A(i, k) - 1000, {k}); }, "B");
   Schedule s = create_schedule({B});
   tir::PrimFunc f = lower(s, {A, B}, "imax");
   EXPECT_NE(tir::to_string(f).find("-2147483648"), std::string::npos) << tir::to_string(f);
@@ -95,7 +104,8 @@ TEST(TeLower, Int32MaxReductionStartsFromTheLowestInteger) {
 TEST(TeLower, MaxReductionStartsFromMinusInfinity) {
   Tensor A = placeholder({4, 5}, DataType::float32(), "A");
   IterVar k = reduce_axis(0, 5, "k");
-  Tensor B = compute({4}, [&](Var i) { return te::max(A(i, k) - 100.0f, {k}); }, "B");
+  Tensor B = compute(
+      {4}, [&](Var i) { return te::max(A(i, k) - 100.0f, {k}); }, "B");
   Schedule s = create_schedule({B});
   tir::PrimFunc f = lower(s, {A, B}, "rowmax");
   EXPECT_NE(tir::to_string(f).find("-inf"), std::string::npos) << tir::to_string(f);

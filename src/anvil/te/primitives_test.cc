@@ -1,9 +1,9 @@
 // Each schedule primitive, on shapes that the factors divide and shapes they do not; results
 // checked by running the lowered function in the reference TIR interpreter against a naive
 // double reference (seed kSeed, tolerance 1e-5 relative + 1e-5 absolute).
-#include <functional>
-
 #include <gtest/gtest.h>
+
+#include <functional>
 
 #include "anvil/te/reduction.h"
 #include "anvil/te/te_test_util.h"
@@ -18,8 +18,10 @@ bool has(const std::string& text, const std::string& needle) { return text.find(
 // B = A * 2 (intermediate), C = B + 1 on an (n, m) grid; `sched` schedules it; returns the text.
 std::string run_two_stage(int n, int m, const std::function<void(Schedule&, Tensor&, Tensor&)>& sched) {
   Tensor A = placeholder({n, m}, DataType::float32(), "A");
-  Tensor B = compute({n, m}, [&](Var i, Var j) { return A(i, j) * 2.0f; }, "B");
-  Tensor C = compute({n, m}, [&](Var i, Var j) { return B(i, j) + 1.0f; }, "C");
+  Tensor B = compute(
+      {n, m}, [&](Var i, Var j) { return A(i, j) * 2.0f; }, "B");
+  Tensor C = compute(
+      {n, m}, [&](Var i, Var j) { return B(i, j) + 1.0f; }, "C");
   Schedule s = create_schedule({C});
   sched(s, B, C);
   tir::PrimFunc f = lower(s, {A, C}, "two_stage");
@@ -33,11 +35,13 @@ std::string run_two_stage(int n, int m, const std::function<void(Schedule&, Tens
 }
 
 // C = A x B (m x k times k x n), scheduled by `sched`.
-std::string run_matmul(int m, int n, int kk, const std::function<void(Schedule&, Tensor&, Tensor&, Tensor&, IterVar&)>& sched) {
+std::string run_matmul(int m, int n, int kk,
+                       const std::function<void(Schedule&, Tensor&, Tensor&, Tensor&, IterVar&)>& sched) {
   Tensor A = placeholder({m, kk}, DataType::float32(), "A");
   Tensor B = placeholder({kk, n}, DataType::float32(), "B");
   IterVar k = reduce_axis(0, kk, "k");
-  Tensor C = compute({m, n}, [&](Var i, Var j) { return sum(A(i, k) * B(k, j), {k}); }, "C");
+  Tensor C = compute(
+      {m, n}, [&](Var i, Var j) { return sum(A(i, k) * B(k, j), {k}); }, "C");
   Schedule s = create_schedule({C});
   sched(s, A, B, C, k);
   tir::PrimFunc f = lower(s, {A, B, C}, "matmul");
@@ -64,7 +68,9 @@ TEST(TePrimitives, SplitByFactorGuardsOnlyWhenTheFactorDoesNotDivide) {
 }
 
 TEST(TePrimitives, SplitByNparts) {
-  auto sched = [](Schedule& s, [[maybe_unused]] Tensor& B, [[maybe_unused]] Tensor& C) { s[C].split_nparts(C.axis(0), 3); };
+  auto sched = [](Schedule& s, [[maybe_unused]] Tensor& B, [[maybe_unused]] Tensor& C) {
+    s[C].split_nparts(C.axis(0), 3);
+  };
   std::string even = run_two_stage(9, 2, sched);
   EXPECT_TRUE(has(even, "for i.inner in range(0, 3):")) << even;
   std::string odd = run_two_stage(7, 2, sched);
@@ -82,12 +88,16 @@ TEST(TePrimitives, FuseThenSplit) {
 }
 
 TEST(TePrimitives, ReorderSwapsTheLoops) {
-  std::string text = run_two_stage(3, 5, [](Schedule& s, [[maybe_unused]] Tensor& B, [[maybe_unused]] Tensor& C) { s[C].reorder(C.axis(1), C.axis(0)); });
+  std::string text = run_two_stage(3, 5, [](Schedule& s, [[maybe_unused]] Tensor& B, [[maybe_unused]] Tensor& C) {
+    s[C].reorder(C.axis(1), C.axis(0));
+  });
   EXPECT_LT(text.rfind("in range(0, 5):"), text.rfind("in range(0, 3):")) << text;  // C's loops come last
 }
 
 TEST(TePrimitives, TileOnDividingAndNonDividingShapes) {
-  auto sched = [](Schedule& s, [[maybe_unused]] Tensor& B, [[maybe_unused]] Tensor& C) { s[C].tile(C.axis(0), C.axis(1), 4, 3); };
+  auto sched = [](Schedule& s, [[maybe_unused]] Tensor& B, [[maybe_unused]] Tensor& C) {
+    s[C].tile(C.axis(0), C.axis(1), 4, 3);
+  };
   std::string even = run_two_stage(8, 9, sched);
   EXPECT_FALSE(has(even, "if ")) << even;
   std::string odd = run_two_stage(10, 7, sched);
@@ -141,13 +151,17 @@ TEST(TePrimitives, ComputeAtRealisesTheRegionInsideTheLoop) {
 }
 
 TEST(TePrimitives, ComputeAtInnermostAndRoot) {
-  run_two_stage(4, 5, [](Schedule& s, [[maybe_unused]] Tensor& B, [[maybe_unused]] Tensor& C) { s[B].compute_at(s[C], C.axis(1)); });
-  std::string text = run_two_stage(4, 5, [](Schedule& s, [[maybe_unused]] Tensor& B, [[maybe_unused]] Tensor& C) { s[B].compute_root(); });
+  run_two_stage(4, 5, [](Schedule& s, [[maybe_unused]] Tensor& B, [[maybe_unused]] Tensor& C) {
+    s[B].compute_at(s[C], C.axis(1));
+  });
+  std::string text = run_two_stage(
+      4, 5, [](Schedule& s, [[maybe_unused]] Tensor& B, [[maybe_unused]] Tensor& C) { s[B].compute_root(); });
   EXPECT_TRUE(has(text, "allocate(float32, [4, 5]")) << text;
 }
 
 TEST(TePrimitives, ComputeInlineSubstitutesTheBody) {
-  std::string text = run_two_stage(3, 4, [](Schedule& s, [[maybe_unused]] Tensor& B, [[maybe_unused]] Tensor& C) { s[B].compute_inline(); });
+  std::string text = run_two_stage(
+      3, 4, [](Schedule& s, [[maybe_unused]] Tensor& B, [[maybe_unused]] Tensor& C) { s[B].compute_inline(); });
   EXPECT_FALSE(has(text, "allocate")) << text;
   EXPECT_TRUE(has(text, "C[i, j] = A[i, j] * 2.0f + 1.0f")) << text;
 }
@@ -216,14 +230,18 @@ TEST(TePrimitives, ComputeAtCoversAStencilHalo) {
   for (int n : {14, 11, 3}) {
     SCOPED_TRACE(::testing::Message() << "n=" << n);
     Tensor A = placeholder({n}, DataType::float32(), "A");
-    Tensor B = compute({n}, [&](Var i) { return A(i) * 2.0f; }, "B");
-    Tensor C = compute({n - 2}, [&](Var i) { return B(i) + B(i + 1) + B(i + 2); }, "C");
+    Tensor B = compute(
+        {n}, [&](Var i) { return A(i) * 2.0f; }, "B");
+    Tensor C = compute(
+        {n - 2}, [&](Var i) { return B(i) + B(i + 1) + B(i + 2); }, "C");
     Schedule s = create_schedule({C});
     auto [io, ii] = s[C].split(C.axis(0), 4);
     s[B].compute_at(s[C], io);
     tir::PrimFunc f = lower(s, {A, C}, "stencil");
     std::string text = tir::to_string(f);
-    if (n == 14) EXPECT_TRUE(has(text, "allocate(float32, [6]")) << text;
+    if (n == 14) {
+      EXPECT_TRUE(has(text, "allocate(float32, [6]")) << text;
+    }
     HostTensor a({n}), c({n - 2});
     fill_random(a, kSeed);
     run(f, {a.ptr(), c.ptr()});

@@ -36,16 +36,26 @@ PrimExpr make_marker(ReduceKind kind, const PrimExpr& source, const std::vector<
 
 }  // namespace
 
-PrimExpr sum(const PrimExpr& source, const std::vector<IterVar>& axes) { return make_marker(ReduceKind::kSum, source, axes); }
-PrimExpr max(const PrimExpr& source, const std::vector<IterVar>& axes) { return make_marker(ReduceKind::kMax, source, axes); }
-PrimExpr min(const PrimExpr& source, const std::vector<IterVar>& axes) { return make_marker(ReduceKind::kMin, source, axes); }
+PrimExpr sum(const PrimExpr& source, const std::vector<IterVar>& axes) {
+  return make_marker(ReduceKind::kSum, source, axes);
+}
+PrimExpr max(const PrimExpr& source, const std::vector<IterVar>& axes) {
+  return make_marker(ReduceKind::kMax, source, axes);
+}
+PrimExpr min(const PrimExpr& source, const std::vector<IterVar>& axes) {
+  return make_marker(ReduceKind::kMin, source, axes);
+}
 
 const char* reduce_kind_name(ReduceKind kind) {
   switch (kind) {
-    case ReduceKind::kSum: return "sum";
-    case ReduceKind::kMax: return "max";
-    case ReduceKind::kMin: return "min";
-    case ReduceKind::kNone: break;
+    case ReduceKind::kSum:
+      return "sum";
+    case ReduceKind::kMax:
+      return "max";
+    case ReduceKind::kMin:
+      return "min";
+    case ReduceKind::kNone:
+      break;
   }
   return "none";
 }
@@ -53,7 +63,8 @@ const char* reduce_kind_name(ReduceKind kind) {
 PrimExpr reduce_identity(ReduceKind kind, DataType dtype) {
   double inf = std::numeric_limits<double>::infinity();
   switch (kind) {
-    case ReduceKind::kSum: return ir::make_zero(dtype);
+    case ReduceKind::kSum:
+      return ir::make_zero(dtype);
     case ReduceKind::kMax:
     case ReduceKind::kMin: {
       bool is_max = kind == ReduceKind::kMax;
@@ -69,17 +80,22 @@ PrimExpr reduce_identity(ReduceKind kind, DataType dtype) {
       }
       type_error(reduce_kind_name(kind), ": no identity for dtype ", ir::dtype_name(dtype));
     }
-    case ReduceKind::kNone: break;
+    case ReduceKind::kNone:
+      break;
   }
   value_error("reduce_identity: not a reduction");
 }
 
 PrimExpr reduce_combine(ReduceKind kind, const PrimExpr& acc, const PrimExpr& value) {
   switch (kind) {
-    case ReduceKind::kSum: return acc + value;
-    case ReduceKind::kMax: return ir::max(acc, value);
-    case ReduceKind::kMin: return ir::min(acc, value);
-    case ReduceKind::kNone: break;
+    case ReduceKind::kSum:
+      return acc + value;
+    case ReduceKind::kMax:
+      return ir::max(acc, value);
+    case ReduceKind::kMin:
+      return ir::min(acc, value);
+    case ReduceKind::kNone:
+      break;
   }
   value_error("reduce_combine: not a reduction");
 }

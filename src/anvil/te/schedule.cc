@@ -103,8 +103,8 @@ void Stage::compute_at(const Stage& parent, const IterVar& axis) {
     value_error(self->describe(), ": compute_at to ", parent->describe(), ", which does not read '", self->op.name(),
                 "' (compute_at needs a consumer)");
   if (parent->leaf_index(axis) < 0)
-    value_error(self->describe(), ": compute_at axis '", axis.defined() ? axis->name() : "?", "' is not a leaf axis of ",
-                parent->describe());
+    value_error(self->describe(), ": compute_at axis '", axis.defined() ? axis->name() : "?",
+                "' is not a leaf axis of ", parent->describe());
   // No cycles: the parent must not be attached (transitively) inside this stage.
   for (StageNode* p = parent.get(); p && p->attach == AttachKind::kScope;) {
     auto up = p->attach_stage.lock();
@@ -139,7 +139,8 @@ void Stage::compute_root() {
 
 void Stage::set_scope(const std::string& scope) {
   if (!tir::is_valid_storage_scope(scope))
-    value_error(node_->describe(), ": storage scope '", scope, "' is not one of global, shared, shared.dyn, local, warp");
+    value_error(node_->describe(), ": storage scope '", scope,
+                "' is not one of global, shared, shared.dyn, local, warp");
   node_->scope = scope;
 }
 

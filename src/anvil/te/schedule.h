@@ -85,7 +85,7 @@ class Stage {
   }
   // (x_outer, y_outer, x_inner, y_inner), loops ordered in that way.
   std::tuple<IterVar, IterVar, IterVar, IterVar> tile(const IterVar& x, const IterVar& y, PrimExpr x_factor,
-                                                       PrimExpr y_factor);
+                                                      PrimExpr y_factor);
   void vectorize(const IterVar& axis);
   void parallel(const IterVar& axis);
   void unroll(const IterVar& axis);

@@ -26,8 +26,10 @@ struct MatmulGraph {
   Tensor A = placeholder({8, 8}, DataType::float32(), "A");
   Tensor B = placeholder({8, 8}, DataType::float32(), "B");
   IterVar k = reduce_axis(0, 8, "k");
-  Tensor C = compute({8, 8}, [&](Var i, Var j) { return sum(A(i, k) * B(k, j), {k}); }, "C");
-  Tensor D = compute({8, 8}, [&](Var i, Var j) { return C(i, j) * 2.0f; }, "D");
+  Tensor C = compute(
+      {8, 8}, [&](Var i, Var j) { return sum(A(i, k) * B(k, j), {k}); }, "C");
+  Tensor D = compute(
+      {8, 8}, [&](Var i, Var j) { return C(i, j) * 2.0f; }, "D");
 };
 
 TEST(TeSchedule, SplittingAnAxisTwiceNamesStageAndAxis) {
@@ -54,7 +56,8 @@ TEST(TeSchedule, VectorizingOrParallelizingAReductionAxisIsRejected) {
 
 TEST(TeSchedule, ComputeAtToANonConsumerIsRejected) {
   MatmulGraph g;
-  Tensor E = compute({8, 8}, [&](Var i, Var j) { return g.A(i, j) + 1.0f; }, "E");
+  Tensor E = compute(
+      {8, 8}, [&](Var i, Var j) { return g.A(i, j) + 1.0f; }, "E");
   Schedule s = create_schedule({g.D, E});
   expect_value_error([&] { s[g.C].compute_at(s[E], E.axis(0)); }, {"stage 'C'", "stage 'E'", "does not read 'C'"});
   expect_value_error([&] { s[g.C].compute_at(s[g.D], E.axis(0)); }, {"stage 'C'", "not a leaf axis of stage 'D'"});
@@ -104,15 +107,30 @@ TEST(TeSchedule, AnnotatingAnAxisTwoWaysIsRejected) {
 TEST(TeSchedule, NestedReductionAndWrongArityAreClearErrors) {
   Tensor A = placeholder({4, 4}, DataType::float32(), "A");
   IterVar k = reduce_axis(0, 4, "k");
-  expect_value_error([&] { compute({4}, [&](Var i) { return sum(A(i, k), {k}) * 2.0f; }, "S"); },
-                     {"compute 'S'", "reduction (sum)", "whole body"});
-  expect_value_error([&] { compute({4, 4}, [&](Var i) { return A(i, i); }, "T"); }, {"compute 'T'", "2 dimensions"});
-  expect_value_error([&] { compute({4}, [&](Var i) { return A(i); }, "U"); }, {"tensor 'A'", "2 dimensions"});
+  expect_value_error(
+      [&] {
+        compute(
+            {4}, [&](Var i) { return sum(A(i, k), {k}) * 2.0f; }, "S");
+      },
+      {"compute 'S'", "reduction (sum)", "whole body"});
+  expect_value_error(
+      [&] {
+        compute(
+            {4, 4}, [&](Var i) { return A(i, i); }, "T");
+      },
+      {"compute 'T'", "2 dimensions"});
+  expect_value_error(
+      [&] {
+        compute(
+            {4}, [&](Var i) { return A(i); }, "U");
+      },
+      {"tensor 'A'", "2 dimensions"});
 }
 
 TEST(TeSchedule, LowerRejectsMissingArgumentsAndReadersOutsideTheAttachLoop) {
   MatmulGraph g;
-  Tensor E = compute({8, 8}, [&](Var i, Var j) { return g.D(i, j) + g.C(j, i); }, "E");
+  Tensor E = compute(
+      {8, 8}, [&](Var i, Var j) { return g.D(i, j) + g.C(j, i); }, "E");
   Schedule s = create_schedule({E});
   expect_value_error([&] { lower(s, {g.A, g.B}, "f"); }, {"output 'E'", "not among the arguments"});
   expect_value_error([&] { lower(s, {g.A, E}, "f"); }, {"placeholder 'B'", "not among the arguments"});

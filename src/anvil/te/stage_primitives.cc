@@ -20,7 +20,8 @@ int require_leaf(const StageNode* stage, const IterVar& iv, const char* primitiv
     if (a.same_as(iv))
       value_error(stage->describe(), ": ", primitive, " of axis '", axis_name(iv),
                   "', which is no longer a leaf axis (it was already split or fused)");
-  value_error(stage->describe(), ": ", primitive, " of axis '", axis_name(iv), "', which does not belong to this stage");
+  value_error(stage->describe(), ": ", primitive, " of axis '", axis_name(iv),
+              "', which does not belong to this stage");
 }
 
 void require_unannotated(const StageNode* stage, const IterVar& iv, const char* primitive) {
@@ -48,11 +49,13 @@ std::pair<IterVar, IterVar> do_split(StageNode* stage, const IterVar& axis, Prim
   const char* what = by_nparts ? "split (nparts)" : "split";
   int idx = require_leaf(stage, axis, what);
   require_unannotated(stage, axis, what);
-  if (!factor.defined()) value_error(stage->describe(), ": ", what, " of axis '", axis_name(axis), "': undefined factor");
+  if (!factor.defined())
+    value_error(stage->describe(), ": ", what, " of axis '", axis_name(axis), "': undefined factor");
   if (!ir::is_integer(factor.dtype()) || factor.dtype().lanes() != 1)
     type_error(stage->describe(), ": ", what, " of axis '", axis_name(axis), "': the factor must be a scalar integer");
   if (auto c = ir::as_const_int(factor); c && *c <= 0)
-    value_error(stage->describe(), ": ", what, " of axis '", axis_name(axis), "': the factor must be positive, got ", *c);
+    value_error(stage->describe(), ": ", what, " of axis '", axis_name(axis), "': the factor must be positive, got ",
+                *c);
   if (factor.dtype() != axis.var().dtype()) factor = ir::cast(axis.var().dtype(), factor);
   IterVar outer = derived(axis, axis->name() + ".outer");
   IterVar inner = derived(axis, axis->name() + ".inner");
@@ -113,7 +116,7 @@ void Stage::reorder(const std::vector<IterVar>& order) {
 }
 
 std::tuple<IterVar, IterVar, IterVar, IterVar> Stage::tile(const IterVar& x, const IterVar& y, PrimExpr x_factor,
-                                                             PrimExpr y_factor) {
+                                                           PrimExpr y_factor) {
   auto [xo, xi] = split(x, std::move(x_factor));
   auto [yo, yi] = split(y, std::move(y_factor));
   reorder({xo, yo, xi, yi});
@@ -172,8 +175,8 @@ void Stage::storage_align(const IterVar& axis, int factor, int offset) {
     value_error(st->describe(), ": storage_align on axis '", axis_name(axis),
                 "', which is not a root data-parallel axis of this stage (use op.axis(i))");
   if (factor <= 0 || offset < 0 || offset >= factor)
-    value_error(st->describe(), ": storage_align on axis '", axis_name(axis), "' needs factor > 0 and 0 <= offset < factor, got ",
-                factor, ", ", offset);
+    value_error(st->describe(), ": storage_align on axis '", axis_name(axis),
+                "' needs factor > 0 and 0 <= offset < factor, got ", factor, ", ", offset);
   for (StorageAlign& a : st->storage_aligns)
     if (a.dim == dim) {
       a = StorageAlign{dim, factor, offset};

@@ -2,14 +2,14 @@
 // and running a lowered PrimFunc (checked well formed) through the reference TIR interpreter.
 #pragma once
 
+#include <dlpack/dlpack.h>
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <random>
 #include <vector>
-
-#include <dlpack/dlpack.h>
-#include <gtest/gtest.h>
 
 #include "anvil/te/lower.h"
 #include "anvil/tir/interpreter.h"

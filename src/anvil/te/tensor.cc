@@ -59,7 +59,8 @@ Tensor Tensor::make_compute(std::string name, DataType dtype, std::vector<IterVa
   if (name.empty()) value_error("compute: the name must be non-empty");
   if (!body.defined()) value_error("compute '", name, "': the body is undefined");
   if (body.dtype() != dtype)
-    type_error("compute '", name, "': body dtype ", ir::dtype_name(body.dtype()), " differs from ", ir::dtype_name(dtype));
+    type_error("compute '", name, "': body dtype ", ir::dtype_name(body.dtype()), " differs from ",
+               ir::dtype_name(dtype));
   if (body.dtype().lanes() != 1) type_error("compute '", name, "': the body must be a scalar expression");
   for (const IterVar& k : reduce_axis)
     if (!k.is_reduce()) value_error("compute '", name, "': '", k->name(), "' is not a reduction axis");

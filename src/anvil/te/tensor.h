@@ -149,19 +149,25 @@ FCompute wrap_fixed(F f, std::index_sequence<I...>) {
 }
 template <typename F>
 constexpr int fixed_arity() {
-  if constexpr (std::is_invocable_v<F, Var>) return 1;
-  else if constexpr (std::is_invocable_v<F, Var, Var>) return 2;
-  else if constexpr (std::is_invocable_v<F, Var, Var, Var>) return 3;
-  else if constexpr (std::is_invocable_v<F, Var, Var, Var, Var>) return 4;
-  else if constexpr (std::is_invocable_v<F, Var, Var, Var, Var, Var>) return 5;
-  else return -1;
+  if constexpr (std::is_invocable_v<F, Var>)
+    return 1;
+  else if constexpr (std::is_invocable_v<F, Var, Var>)
+    return 2;
+  else if constexpr (std::is_invocable_v<F, Var, Var, Var>)
+    return 3;
+  else if constexpr (std::is_invocable_v<F, Var, Var, Var, Var>)
+    return 4;
+  else if constexpr (std::is_invocable_v<F, Var, Var, Var, Var, Var>)
+    return 5;
+  else
+    return -1;
 }
 [[noreturn]] void arity_mismatch(const std::string& name, size_t dims, int arity);
 }  // namespace detail
 
 template <typename F>
-  requires(!std::is_convertible_v<F, FCompute> && detail::fixed_arity<F>() > 0)
-Tensor compute(std::vector<PrimExpr> shape, F fcompute, std::string name = "compute") {
+requires(!std::is_convertible_v<F, FCompute> && detail::fixed_arity<F>() > 0) Tensor
+    compute(std::vector<PrimExpr> shape, F fcompute, std::string name = "compute") {
   constexpr int n = detail::fixed_arity<F>();
   if (shape.size() != static_cast<size_t>(n)) detail::arity_mismatch(name, shape.size(), n);
   return compute(std::move(shape), detail::wrap_fixed(std::move(fcompute), std::make_index_sequence<n>()),
