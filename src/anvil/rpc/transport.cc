@@ -96,6 +96,7 @@ void Channel::move_from(Channel& other) noexcept {
   write_fd_ = std::exchange(other.write_fd_, -1);
   peer_ = std::move(other.peer_);
   kind_ = other.kind_;
+  blocking_socket_ = other.blocking_socket_;
   receive_timeout_ms_ = other.receive_timeout_ms_;
   rbuf_ = std::move(other.rbuf_);
   rpos_ = std::exchange(other.rpos_, 0);
@@ -169,12 +170,18 @@ void Channel::classify() {
     // Try first, poll only when it would block: one system call per read when data is there.
     set_nonblocking(read_fd_);
     if (write_fd_ != read_fd_ && write_fd_ >= 0) set_nonblocking(write_fd_);
+  } else {
+    int flags = ::fcntl(read_fd_, F_GETFL);
+    blocking_socket_ = flags >= 0 && (flags & O_NONBLOCK) == 0;
   }
 }
 
 size_t Channel::read_some(char* p, size_t cap, int timeout_ms, size_t done, size_t n) {
   classify();
-  const Clock::time_point start = Clock::now();
+  auto timed_out = [&] {
+    return ChannelError(str_cat("read timed out after ", timeout_ms, " ms (", done, " of ", n, " bytes received)"));
+  };
+  std::optional<Clock::time_point> deadline;  // taken at the first wait: no clock read when data is there
   for (;;) {
     ssize_t got;
     if (kind_ == kSocket) {
@@ -189,13 +196,12 @@ size_t Channel::read_some(char* p, size_t cap, int timeout_ms, size_t done, size
     if (errno != EAGAIN && errno != EWOULDBLOCK) {
       throw ChannelError(str_cat("read failed: ", errno_text(), loss_note()));
     }
-    // A pipe with nothing there yet, a non-blocking socket, or SO_RCVTIMEO expired: wait for
-    // what is left of the deadline (nothing, in the last case).
-    int left = timeout_ms < 0 ? -1 : ms_until(start + std::chrono::milliseconds(timeout_ms));
-    if (left == 0 || !wait_fd(read_fd_, POLLIN, left)) {
-      throw ChannelError(
-          str_cat("read timed out after ", timeout_ms, " ms (", done, " of ", n, " bytes received)"));
-    }
+    if (kind_ == kSocket && blocking_socket_) throw timed_out();  // SO_RCVTIMEO expired
+    // A pipe with nothing there yet, or a socket someone made non-blocking: poll with what is
+    // left of the deadline.
+    if (!deadline) deadline = Clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
+    int left = timeout_ms < 0 ? -1 : ms_until(*deadline);
+    if (left == 0 || !wait_fd(read_fd_, POLLIN, left)) throw timed_out();
   }
 }
 

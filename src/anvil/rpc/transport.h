@@ -95,6 +95,7 @@ class Channel {
   int write_fd_ = -1;
   std::string peer_;
   int kind_ = 0;                   // 0 unknown, 1 socket, 2 pipe or other non-socket
+  bool blocking_socket_ = false;   // a socket without O_NONBLOCK: EAGAIN from recv is a timeout
   int receive_timeout_ms_ = -2;    // SO_RCVTIMEO currently set (-2: not yet set)
   std::unique_ptr<char[]> rbuf_;   // read buffer (when buffering is on)
   size_t rpos_ = 0, rend_ = 0;
