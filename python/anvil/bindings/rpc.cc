@@ -1,5 +1,6 @@
 // anvil._ffi.rpc: the C++ RPC client (src/anvil/rpc/client.h) for the Python package anvil.rpc.
-//   RPCSession    connect, functions, files, modules, remote tensors (GIL released on the network)
+//   RPCSession    connect (TCP), local (in process) and popen (child over pipes, spawn_session.h);
+//                 functions, files, modules, remote tensors (GIL released on the network)
 //   RemoteTensor  a tensor in the server's memory; a subclass of anvil.runtime.Object, so it passes
 //                 to remote functions as the object it wraps
 //   RPCError, RPCSessionTimeoutError  the Python faces of the C++ errors of the same names; a
@@ -8,14 +9,18 @@
 // Remote objects that remote functions return come back as anvil.runtime.Object with type_key
 // "rpc.RemoteTensor"; RemoteTensor.from_object (used by anvil.rpc) turns them into RemoteTensors.
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "anvil/rpc/client.h"
 #include "anvil/rpc/protocol.h"
+#include "anvil/rpc/spawn_session.h"
 #include "bindings.h"
 #include "object_ref.h"
 
@@ -159,6 +164,28 @@ void init_rpc(nb::module_& m) {
           },
           nb::arg("url"), nb::arg("port"), nb::arg("key") = "", nb::arg("session_timeout") = 0.0,
           nb::arg("auth_token") = nb::none())
+      .def_static(
+          "local",
+          [](const std::string& work_root) {
+            rpc::LocalConnectOptions o;
+            o.work_root = work_root;
+            nb::gil_scoped_release release;
+            return rpc::connect_local(o);
+          },
+          nb::arg("work_root") = "", "An in-process session (rpc::connect_local).")
+      .def_static(
+          "popen",
+          [](const std::vector<std::string>& command, bool tvm_pipe_args, double exit_timeout) {
+            rpc::PopenOptions o;
+            o.pipe_args = tvm_pipe_args ? rpc::PipeArgs::kTvm : rpc::PipeArgs::kAnvil;
+            o.exit_timeout_ms = static_cast<int>(std::clamp(exit_timeout * 1000.0, 0.0, 2.0e9));
+            int pid = 0;
+            nb::gil_scoped_release release;
+            rpc::RPCSession s = rpc::connect_popen(command, o, &pid);
+            return std::make_pair(std::move(s), pid);
+          },
+          nb::arg("command"), nb::arg("tvm_pipe_args") = false, nb::arg("exit_timeout") = 5.0,
+          "A session with a child server process over pipes (rpc::connect_popen): (session, pid).")
       .def_prop_ro("is_open", &rpc::RPCSession::is_open)
       .def_prop_ro("remote_key", [](const rpc::RPCSession& s) { return s.remote_key(); })
       .def("close",

@@ -1,5 +1,5 @@
 # anvil.rpc: the Python RPC client, with Apache TVM's names (tvm.rpc.connect, RPCSession,
-# connect_tracker, TrackerSession). Sessions, remote functions, files and remote tensors are the C++
+# LocalSession, PopenSession, connect_tracker, TrackerSession). Sessions, remote functions, files and remote tensors are the C++
 # client (src/anvil/rpc/client.h, bound in bindings/rpc.cc); the tracker client is pure Python
 # (tracker.py). Network calls release the GIL.
 #
@@ -11,7 +11,10 @@
 # dtype, device), which passes to remote functions as the server-side tensor.
 """Remote procedure calls to an Anvil or Apache TVM RPC server (TVM's ``tvm.rpc`` API)."""
 import os
+import shutil
 import sys
+import tempfile
+from pathlib import Path
 
 import numpy as np
 
@@ -329,6 +332,108 @@ def connect(url, port, key="", session_timeout=0, session_constructor_args=None,
     )
 
 
+class LocalSession(RPCSession):
+    """An RPCSession served in this process (TVM's ``tvm.rpc.LocalSession``).
+
+    The server runs on a thread of this process and speaks the RPC protocol with the client over a
+    socketpair, so code written for a remote device runs unchanged without one: same methods,
+    RemoteTensors, errors. The session has its own temporary work directory (``upload``,
+    ``listdir``, ``load_module`` ... act there), removed by ``close()``; unlike TVM's, the
+    ``tvm.rpc.server.*`` functions are bound to that directory for this session only, so several
+    LocalSessions can coexist. Close it (or use ``with``) rather than leaving it to the garbage
+    collector: closing waits for the serving thread with the GIL released.
+
+    Parameters
+    ----------
+    work_root : str or PathLike, optional
+        Where to create the work directory (default: $TMPDIR, else /tmp).
+    """
+
+    def __init__(self, work_root=None):
+        super().__init__(_RPCSessionImpl.local(os.fspath(work_root) if work_root is not None else ""))
+
+    def __repr__(self):
+        return "<anvil.rpc.LocalSession>"
+
+
+def _find_anvil_rpc():
+    """The anvil-rpc command: $ANVIL_RPC_BIN, next to the package (a build tree's bin/, or bin/
+    inside an installed package), else on PATH. None when there is none."""
+    env = os.environ.get("ANVIL_RPC_BIN")
+    if env:
+        return env
+    package = Path(__file__).resolve().parents[1]  # .../anvil
+    for candidate in (package / "bin" / "anvil-rpc", package.parents[1] / "bin" / "anvil-rpc"):
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return shutil.which("anvil-rpc")
+
+
+class PopenSession(RPCSession):
+    """An RPCSession with a server started as a child process, over pipes (TVM's
+    ``tvm.rpc.PopenSession``).
+
+    Parameters
+    ----------
+    binary : str, PathLike, bytes or None
+        The server program. None (default): Anvil's ``anvil-rpc`` (see ``_find_anvil_rpc``:
+        $ANVIL_RPC_BIN, next to the package, else PATH). A path: that executable. Bytes: the
+        contents of an executable, written to a temporary file and run, as TVM does (the file is
+        removed once the child has started).
+    pipe_args : "anvil" or "tvm"
+        How the child learns its two pipe descriptors. "anvil" (default) runs
+        ``binary server [--silent] [server_args...] --pipe-fds R,W``; "tvm" runs
+        ``binary [server_args...] R W`` (TVM's convention: the descriptors are the last two
+        arguments, as TVM's minrpc servers expect).
+    server_args : sequence of str
+        Extra arguments for the server, e.g. ``["--load-library", "ext.so"]``.
+    exit_timeout : float
+        Seconds the child has, after the session is closed, to exit before it (and its process
+        group) is killed. Either way it is reaped: closing leaves no zombie.
+    silent : bool
+        With pipe_args="anvil": pass ``--silent`` (the server logs errors only, to our stderr).
+
+    If the child dies mid-session, the next call raises an error that says how it died (exit
+    status or signal) instead of waiting. ``pid`` is the child's process id.
+    """
+
+    def __init__(self, binary=None, pipe_args="anvil", server_args=(), exit_timeout=5.0, silent=True):
+        if pipe_args not in ("anvil", "tvm"):
+            raise ValueError(f"PopenSession: pipe_args must be 'anvil' or 'tvm', not {pipe_args!r}")
+        temp = None
+        if binary is None:
+            path = _find_anvil_rpc()
+            if path is None:
+                raise RuntimeError("PopenSession: no anvil-rpc command found (build it, put it on PATH, or set "
+                                   "ANVIL_RPC_BIN, or pass binary=)")
+        elif isinstance(binary, (bytes, bytearray, memoryview)):
+            temp = tempfile.mkdtemp(prefix="anvil-popen-")
+            path = os.path.join(temp, "server.bin")
+            with open(path, "wb") as out:
+                out.write(binary)
+            os.chmod(path, 0o500)
+        else:
+            path = os.path.abspath(os.fspath(binary))
+            if not os.path.isfile(path):
+                raise RuntimeError(f"PopenSession: {path} does not exist.")
+            if not os.access(path, os.X_OK):
+                raise RuntimeError(f"PopenSession: {path} is not executable.")
+        extra = [str(a) for a in server_args]
+        if pipe_args == "anvil":
+            command = [path, "server"] + (["--silent"] if silent else []) + extra
+        else:
+            command = [path] + extra
+        try:
+            impl, self.pid = _RPCSessionImpl.popen(command, pipe_args == "tvm", float(exit_timeout))
+        finally:
+            if temp is not None:  # the running child keeps its executable
+                shutil.rmtree(temp, ignore_errors=True)
+        super().__init__(impl)
+
+    def __repr__(self):
+        return f"<anvil.rpc.PopenSession pid={self.pid}>"
+
+
 from .tracker import TrackerSession, connect_tracker  # noqa: E402
 
 
@@ -359,6 +464,8 @@ def _install_remote_dispatch():
 _install_remote_dispatch()
 
 __all__ = [
+    "LocalSession",
+    "PopenSession",
     "RPCError",
     "RPCSession",
     "RPCSessionTimeoutError",

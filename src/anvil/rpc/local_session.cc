@@ -2,7 +2,9 @@
 // local_session.h). The syscalls live in syscalls.cc.
 #include "anvil/rpc/local_session.h"
 
+#include <array>
 #include <cstring>
+#include <utility>
 
 #include "anvil/runtime/device_api.h"
 #include "anvil/runtime/function.h"
@@ -13,7 +15,16 @@ namespace {
 
 WireValue type_slot(TypeIndex t) { return WireValue::integer(static_cast<int32_t>(t)); }
 
+thread_local std::shared_ptr<const SessionFunctions> t_session_functions;
+
 }  // namespace
+
+ScopedSessionFunctions::ScopedSessionFunctions(std::shared_ptr<const SessionFunctions> functions)
+    : previous_(std::exchange(t_session_functions, std::move(functions))) {}
+
+ScopedSessionFunctions::~ScopedSessionFunctions() { t_session_functions = std::move(previous_); }
+
+LocalSession::LocalSession(Limits limits) : limits_(limits), overlay_(t_session_functions) {}
 
 LocalSession::~LocalSession() {
   // Objects first (they may hold tensors), then memory, then streams.
@@ -139,10 +150,17 @@ std::vector<WireValue> LocalSession::call_function(uint64_t handle, std::span<co
     type_error("CallFunc: handle 0x", std::hex, handle, std::dec, " names a ", target->kind_name(), ", not a function");
   }
   Function f = target->as_function();  // a copy: the call may free the handle
-  std::vector<Value> values;
-  values.reserve(args.size());
-  for (size_t i = 0; i < args.size(); ++i) values.push_back(to_value(args[i], i));
-  Value result = f.call(Args(values.data(), values.size()));
+  // Up to 8 arguments (nearly every call) without a heap allocation.
+  constexpr size_t kInline = 8;
+  std::array<Value, kInline> inline_values;
+  std::vector<Value> heap_values;
+  Value* values = inline_values.data();
+  if (args.size() > kInline) {
+    heap_values.resize(args.size());
+    values = heap_values.data();
+  }
+  for (size_t i = 0; i < args.size(); ++i) values[i] = to_value(args[i], i);
+  Value result = f.call(Args(values, args.size()));
   return encode_return(result);
 }
 

@@ -5,9 +5,14 @@
 //
 // Every method reports a bad request by throwing anvil::Error; the serving loop sends the text
 // back as kException and keeps the session. Decoding (and so ProtocolError) happens before.
+//
+// GetGlobalFunc finds functions in the session's overlay first (SessionFunctions, taken from
+// the thread that constructs the session, see ScopedSessionFunctions), then in the registry.
 #pragma once
 
 #include <map>
+#include <memory>
+#include <unordered_map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -17,13 +22,32 @@
 #include "anvil/rpc/handles.h"
 #include "anvil/rpc/protocol.h"
 #include "anvil/rpc/wire.h"
+#include "anvil/runtime/function.h"
 #include "anvil/runtime/value.h"
 
 namespace anvil::rpc {
 
+// Global functions that shadow the registry for the sessions of one server: an in-process
+// session (spawn_session.h) binds tvm.rpc.server.* to its own work directory this way instead of
+// registering them process-wide.
+using SessionFunctions = std::unordered_map<std::string, Function>;
+
+// While it lives, every LocalSession constructed on this thread uses `functions` as its overlay
+// (the serving loop constructs the session itself). Restores the previous overlay on exit.
+class ScopedSessionFunctions {
+ public:
+  explicit ScopedSessionFunctions(std::shared_ptr<const SessionFunctions> functions);
+  ~ScopedSessionFunctions();
+  ScopedSessionFunctions(const ScopedSessionFunctions&) = delete;
+  ScopedSessionFunctions& operator=(const ScopedSessionFunctions&) = delete;
+
+ private:
+  std::shared_ptr<const SessionFunctions> previous_;
+};
+
 class LocalSession {
  public:
-  explicit LocalSession(Limits limits) : limits_(limits) {}
+  explicit LocalSession(Limits limits);
   ~LocalSession();
   LocalSession(const LocalSession&) = delete;
   LocalSession& operator=(const LocalSession&) = delete;
@@ -66,6 +90,7 @@ class LocalSession {
   uint64_t remember(Value v, uint64_t data_key = 0) { return handles_.add(std::move(v), data_key); }
 
   Limits limits_;
+  std::shared_ptr<const SessionFunctions> overlay_;  // may be null
   HandleTable handles_;
   AllocationTable allocations_;
   StreamTable streams_;

@@ -187,26 +187,28 @@ Value rpc_time_evaluator(Args args) {
 
 }  // namespace
 
-void register_server_functions(const fs::path& work_dir, uint64_t max_packet_bytes) {
-  const bool kOverride = true;
-  register_function("tvm.rpc.server.workpath",
-                    [work_dir](const std::string& name) { return resolve_in_workdir(work_dir, name).string(); }, kOverride);
-  register_packed("tvm.rpc.server.upload", [work_dir](Args args) -> Value {
+SessionFunctions server_functions(const fs::path& work_dir, uint64_t max_packet_bytes) {
+  SessionFunctions out;
+  auto typed = [&out](const std::string& name, auto fn) { out[name] = Function::from_typed(std::move(fn), name); };
+  auto packed = [&out](const std::string& name, PackedBody fn) { out[name] = Function::from_packed(std::move(fn), name); };
+  typed("tvm.rpc.server.workpath",
+        [work_dir](const std::string& name) { return resolve_in_workdir(work_dir, name).string(); });
+  packed("tvm.rpc.server.upload", [work_dir](Args args) -> Value {
     if (args.size() != 2) type_error("tvm.rpc.server.upload expects (name, data) but got ", args.size(), " arguments");
     fs::path path = resolve_in_workdir(work_dir, args[0].as_string());
     write_file(path, args[1].as_bytes());
     log_info("upload ", path.filename().string(), " (", args[1].as_bytes().size(), " bytes)");
     return Value();
-  }, kOverride);
-  register_function("tvm.rpc.server.download", [work_dir](const std::string& name) {
+  });
+  typed("tvm.rpc.server.download", [work_dir](const std::string& name) {
     return Value::bytes(read_file(resolve_in_workdir(work_dir, name)));
-  }, kOverride);
-  register_function("tvm.rpc.server.remove", [work_dir](const std::string& name) {
+  });
+  typed("tvm.rpc.server.remove", [work_dir](const std::string& name) {
     if (name.empty()) return;  // MetaSchedule calls remove("") (spec §3.2)
     std::error_code ec;
     fs::remove(resolve_in_workdir(work_dir, name), ec);  // failures are ignored, as in TVM
-  }, kOverride);
-  register_function("tvm.rpc.server.listdir", [work_dir](const std::string& dir) {
+  });
+  typed("tvm.rpc.server.listdir", [work_dir](const std::string& dir) {
     // Entries "<dir>/<name>" joined by ',' with a trailing comma, as TVM's C++ server does.
     fs::path path = resolve_in_workdir(work_dir, dir.empty() ? "." : dir);
     std::error_code ec;
@@ -217,30 +219,35 @@ void register_server_functions(const fs::path& work_dir, uint64_t max_packet_byt
     std::string out;
     for (const std::string& n : names) out += (dir.empty() ? "." : dir) + "/" + n + ",";
     return out;
-  }, kOverride);
-  register_function("tvm.rpc.server.load_module", [work_dir](const std::string& name) {
+  });
+  typed("tvm.rpc.server.load_module", [work_dir](const std::string& name) {
     fs::path lib = linked_library(work_dir, name);
     log_info("load_module ", lib.filename().string());
     return Module::load_from_file(lib.string());
-  }, kOverride);
-  register_function("tvm.rpc.server.download_linked_module", [work_dir](const std::string& name) {
+  });
+  typed("tvm.rpc.server.download_linked_module", [work_dir](const std::string& name) {
     return Value::bytes(read_file(linked_library(work_dir, name)));
-  }, kOverride);
-  register_packed("tvm.rpc.server.ModuleGetFunction", [](Args args) -> Value {
+  });
+  packed("tvm.rpc.server.ModuleGetFunction", [](Args args) -> Value {
     if (args.size() < 2 || args.size() > 3) type_error("ModuleGetFunction expects (module, name, query_imports)");
     bool query_imports = args.size() < 3 || args[2].as_bool();
     std::optional<Function> f = args[0].as_module().find_function(args[1].as_string(), query_imports);
     return f ? Value(*f) : Value();
-  }, kOverride);
-  register_packed("tvm.rpc.server.ImportModule", [](Args args) -> Value {
+  });
+  packed("tvm.rpc.server.ImportModule", [](Args args) -> Value {
     if (args.size() != 2) type_error("ImportModule expects (parent, child)");
     args[0].as_module().import_module(args[1].as_module());
     return Value();
-  }, kOverride);
-  register_function("tvm.rpc.server.GetCRTMaxPacketSize",
-                    [max_packet_bytes]() { return static_cast<int64_t>(max_packet_bytes); }, kOverride);
-  register_packed("runtime.RPCTimeEvaluator", rpc_time_evaluator, kOverride);
-  register_function("ffi.SystemLib", []() { return Module(make_object<SystemLibModule>()); }, kOverride);
+  });
+  typed("tvm.rpc.server.GetCRTMaxPacketSize",
+                    [max_packet_bytes]() { return static_cast<int64_t>(max_packet_bytes); });
+  packed("runtime.RPCTimeEvaluator", rpc_time_evaluator);
+  typed("ffi.SystemLib", []() { return Module(make_object<SystemLibModule>()); });
+  return out;
+}
+
+void register_server_functions(const fs::path& work_dir, uint64_t max_packet_bytes) {
+  for (auto& [name, fn] : server_functions(work_dir, max_packet_bytes)) Registry::set(name, fn, /*override_existing=*/true);
 }
 
 }  // namespace anvil::rpc

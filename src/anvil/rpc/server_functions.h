@@ -12,7 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "anvil/rpc/local_session.h"
+
 namespace anvil::rpc {
+
+// The session functions for `work_dir`, by name (an in-process session's overlay).
+// GetCRTMaxPacketSize advertises `max_packet_bytes`, so TVM clients chunk copies to fit it.
+SessionFunctions server_functions(const std::filesystem::path& work_dir, uint64_t max_packet_bytes);
 
 // Registers (overriding earlier registrations) the session functions for `work_dir`.
 // GetCRTMaxPacketSize advertises `max_packet_bytes`, so TVM clients chunk copies to fit it.

@@ -88,7 +88,11 @@ WireValue LocalSession::get_global_func(std::span<const WireValue> args) {
   SyscallArgs a{"GetGlobalFunc", args};
   a.expect_count(1, 1);
   const std::string& name = a.at(0, WireKind::kString, "a string").s;
-  std::optional<Function> f = Registry::find(name);
+  std::optional<Function> f;
+  if (overlay_) {
+    if (auto it = overlay_->find(name); it != overlay_->end()) f = it->second;
+  }
+  if (!f) f = Registry::find(name);
   // Not found is a null handle, not an error: the client raises AttributeError itself.
   if (!f) return WireValue::opaque(0);
   return WireValue::opaque(remember(Value(*f)));
