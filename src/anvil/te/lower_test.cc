@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "anvil/base/error.h"
 #include "anvil/te/reduction.h"
 #include "anvil/te/te_test_util.h"
 
@@ -47,6 +48,18 @@ TEST(TeLower, SumReductionInitialisesThenAccumulates) {
   for (int i = 0; i < 5; ++i)
     for (int j = 0; j < 7; ++j) want[i] += a.at({i, j});
   expect_close(b, want);
+}
+
+TEST(TeLower, AxisNamesAndAxisLists) {
+  Tensor A = placeholder({2, 3, 4}, DataType::float32(), "A");
+  Tensor B = compute({2, 3, 4}, [&](Var a, Var b, Var c) { return A(a, b, c); }, "B");
+  EXPECT_EQ(B.axis().size(), 3u);
+  EXPECT_EQ(B.axis(2)->name(), "i2");
+  Tensor C = compute({2, 3}, [&](Var r, Var c) { return A(r, c, 0); }, "C", {"row", "col"});
+  Schedule s = create_schedule({C});
+  std::string text = tir::to_string(lower(s, {A, C}, "names"));
+  EXPECT_NE(text.find("for row in range(0, 2):"), std::string::npos) << text;
+  EXPECT_THROW(compute({2}, [&](Var r) { return A(r, 0, 0); }, "D", {"x", "y"}), Error);
 }
 
 TEST(TeLower, ScalarOutputTotalSum) {

@@ -112,13 +112,17 @@ Tensor placeholder(std::vector<PrimExpr> shape, DataType dtype, std::string name
   return Tensor::make_placeholder(std::move(shape), dtype, std::move(name));
 }
 
-Tensor compute(std::vector<PrimExpr> shape, const FCompute& fcompute, std::string name) {
+Tensor compute(std::vector<PrimExpr> shape, const FCompute& fcompute, std::string name,
+               const std::vector<std::string>& axis_names) {
   check_shape(shape, "compute '" + name + "'");
   std::vector<IterVar> axis;
   std::vector<Var> vars;
-  static const char* kNames[] = {"i", "j", "k", "l", "m"};
+  if (!axis_names.empty() && axis_names.size() != shape.size())
+    value_error("compute '", name, "': ", axis_names.size(), " axis names for ", shape.size(), " dimensions");
   for (size_t d = 0; d < shape.size(); ++d) {
-    std::string n = d < 5 ? kNames[d] : "ax" + std::to_string(d);
+    std::string n = !axis_names.empty()  ? axis_names[d]
+                    : shape.size() <= 2 ? std::string(d == 0 ? "i" : "j")
+                                        : "i" + std::to_string(d);
     Var v(n);
     PrimExpr ext = shape[d].dtype() == DataType::int32() ? shape[d] : ir::cast(DataType::int32(), shape[d]);
     axis.push_back(IterVar::make(v, Range{0, ext}, IterKind::kDataPar));

@@ -125,6 +125,9 @@ class Tensor : public ir::NodeRef<OperationNode> {
   bool is_compute() const { return get()->op_kind() == OpKind::kCompute; }
   IterVar axis(int i) const;
   IterVar reduce_axis(int i) const;
+  // All axes (TVM's op.axis / op.reduce_axis); empty for a placeholder.
+  const std::vector<IterVar>& axis() const { return get()->axis(); }
+  const std::vector<IterVar>& reduce_axis() const { return get()->reduce_axis(); }
 
   // A(i, j): a load of element (i, j). One index per dimension (ValueError otherwise).
   PrimExpr operator()(std::vector<PrimExpr> indices) const;
@@ -138,9 +141,11 @@ Tensor placeholder(std::vector<PrimExpr> shape, DataType dtype = DataType::float
 
 // compute(shape, fcompute, name): fcompute receives one Var per dimension, either as a
 // std::vector<Var> or as separate Var arguments (1 to 5), and returns the element's value — an
-// expression, or a reduction sum/max/min(...) (only at the top).
+// expression, or a reduction sum/max/min(...) (only at the top). Axes are named axis_names
+// when given (one per dimension), else i, j (up to two dimensions) or i0, i1, ...
 using FCompute = std::function<PrimExpr(const std::vector<Var>&)>;
-Tensor compute(std::vector<PrimExpr> shape, const FCompute& fcompute, std::string name = "compute");
+Tensor compute(std::vector<PrimExpr> shape, const FCompute& fcompute, std::string name = "compute",
+               const std::vector<std::string>& axis_names = {});
 
 namespace detail {
 template <typename F, size_t... I>
@@ -167,11 +172,12 @@ constexpr int fixed_arity() {
 
 template <typename F>
 requires(!std::is_convertible_v<F, FCompute> && detail::fixed_arity<F>() > 0) Tensor
-    compute(std::vector<PrimExpr> shape, F fcompute, std::string name = "compute") {
+    compute(std::vector<PrimExpr> shape, F fcompute, std::string name = "compute",
+            const std::vector<std::string>& axis_names = {}) {
   constexpr int n = detail::fixed_arity<F>();
   if (shape.size() != static_cast<size_t>(n)) detail::arity_mismatch(name, shape.size(), n);
   return compute(std::move(shape), detail::wrap_fixed(std::move(fcompute), std::make_index_sequence<n>()),
-                 std::move(name));
+                 std::move(name), axis_names);
 }
 
 // The tensors read by an expression (in first-use order), found through their buffers among
