@@ -4,7 +4,11 @@
 The same client drives both: TVM's Python client (tvm.rpc.connect, and TVM's tracker framing
 helpers for the tracker), so only the server side differs. Rows:
 
-  1. null-call round trip: `rpc.test.addone` called N times in a loop (us per call, median);
+  1. null-call round trip: `rpc.test.addone` called N times in a loop (us per call, median),
+     and the CPU time the server's processes spent per call (from /proc/<pid>/task/*/schedstat,
+     in ns, summed over the server and its session processes). Both servers are up at once and
+     the timed blocks alternate (Anvil, TVM, TVM, Anvil, ...), so that a load change on a shared
+     machine hits both sides alike;
   2. 64 MiB `upload` and `download` of a blob (MB/s, 1 MB = 10^6 bytes);
   3. a 64 MiB float32 tensor copied to the remote CPU (`tvm.runtime.tensor(a, remote.cpu())`)
      and back (`.numpy()`) (MB/s);
@@ -196,23 +200,82 @@ def timed(fn, repeats):
     return statistics.median(times)
 
 
+def tree_cpu_ns(root_pid):
+    """CPU time (ns) of root_pid and all its descendants, every thread: /proc schedstat."""
+    children = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            children.setdefault(int(stat.rpartition(")")[2].split()[1]), []).append(int(entry.name))
+    total, todo = 0, [root_pid]
+    while todo:
+        pid = todo.pop()
+        todo.extend(children.get(pid, []))
+        try:
+            tasks = list(Path(f"/proc/{pid}/task").iterdir())
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                total += int((task / "schedstat").read_text().split()[0])
+            except (OSError, ValueError, IndexError):
+                pass
+    return total
+
+
+def bench_null_calls(anvil_bin, args):
+    """Both servers up at once, timed blocks alternating between them (see the module doc)."""
+    kinds = ("anvil", "tvm")
+    children, remotes, funcs = {}, {}, {}
+    try:
+        for kind in kinds:
+            children[kind] = start_server(kind, anvil_bin)
+            remotes[kind] = rpc.connect("127.0.0.1", children[kind][1], key=KEY)
+            funcs[kind] = remotes[kind].get_function("rpc.test.addone")
+            assert funcs[kind](41) == 42
+        calls = args.calls
+        wall = {k: [] for k in kinds}
+        cpu = {k: [] for k in kinds}
+
+        def block(kind):
+            addone, pid = funcs[kind], children[kind][0].proc.pid
+            cpu0 = tree_cpu_ns(pid)
+            start = time.perf_counter()
+            for i in range(calls):
+                addone(i)
+            elapsed = time.perf_counter() - start
+            cpu1 = tree_cpu_ns(pid)
+            return elapsed / calls * 1e6, (cpu1 - cpu0) / calls / 1e3
+
+        for kind in kinds:
+            block(kind)  # warm-up
+        for r in range(args.repeats):
+            for kind in (kinds if r % 2 == 0 else kinds[::-1]):
+                w, c = block(kind)
+                wall[kind].append(w)
+                cpu[kind].append(c)
+        for kind in kinds:
+            print(f"null calls, {kind}: us/call per repeat {[round(x, 1) for x in wall[kind]]}, "
+                  f"server CPU us/call {[round(x, 2) for x in cpu[kind]]}")
+        return {kind: {"null_call_us": statistics.median(wall[kind]),
+                       "null_call_server_cpu_us": statistics.median(cpu[kind])} for kind in kinds}
+    finally:
+        remotes.clear()
+        funcs.clear()
+        gc.collect()
+        for child, _port in children.values():
+            child.stop()
+
+
 def bench_server(kind, anvil_bin, args):
     child, port = start_server(kind, anvil_bin)
     remote = None
     try:
         remote = rpc.connect("127.0.0.1", port, key=KEY)
         out = {}
-        addone = remote.get_function("rpc.test.addone")
-        assert addone(41) == 42
-        calls = args.calls
-
-        def null_calls():
-            for i in range(calls):
-                addone(i)
-
-        null_calls()  # warm-up
-        out["null_call_us"] = timed(null_calls, args.repeats) / calls * 1e6
-
         nbytes = args.mib << 20
         blob = np.random.default_rng(1).bytes(nbytes)
         remote.upload(bytearray(blob), target="blob.bin")  # warm-up + check
@@ -235,7 +298,7 @@ def bench_server(kind, anvil_bin, args):
         out["tensor_to_remote_MBps"] = nbytes / MB / timed(to_remote, args.transfer_repeats)
         out["tensor_from_remote_MBps"] = nbytes / MB / timed(lambda: holder[0].numpy(), args.transfer_repeats)
         holder.clear()
-        del dev, addone, host
+        del dev, host
         return out
     finally:
         remote = None
@@ -349,6 +412,7 @@ def bench_tracker(kind, anvil_bin, args):
 
 ROWS = [  # key, label, unit, higher is better
     ("null_call_us", "null call round trip (rpc.test.addone)", "us/call", False),
+    ("null_call_server_cpu_us", "server CPU per null call", "us/call", False),
     ("upload_MBps", "upload {mib} MiB blob", "MB/s", True),
     ("download_MBps", "download {mib} MiB blob", "MB/s", True),
     ("tensor_to_remote_MBps", "tensor {mib} MiB f32 -> remote", "MB/s", True),
@@ -370,7 +434,8 @@ def main():
     parser.add_argument("--client-nagle", action="store_true",
                         help="leave Nagle on in the tracker client sockets, as TVM's TrackerSession does "
                              "(then ~40 ms delayed-ACK stalls bound both trackers)")
-    parser.add_argument("--only", choices=["all", "server", "tracker"], default="all", help="rows to run")
+    parser.add_argument("--only", choices=["all", "null", "server", "tracker"], default="all",
+                        help="rows to run (null: the null-call rows alone)")
     args = parser.parse_args()
     TrackerConn.nodelay = not args.client_nagle
     if args.mib > 256 or args.calls > 100000 or args.cycles > 100000 or args.repeats > 50 \
@@ -395,12 +460,17 @@ def main():
     began = time.monotonic()
     results = {"anvil": {}, "tvm": {}}
     skipped = {}  # row key -> reason
-    if args.only != "tracker":
+    if args.only in ("all", "null", "server"):
+        for kind, rows in bench_null_calls(anvil_bin, args).items():
+            results[kind].update(rows)
+    else:
+        skipped.update({key: f"--only {args.only}" for key, *_ in ROWS[:2]})
+    if args.only in ("all", "server"):
         results["anvil"].update(bench_server("anvil", anvil_bin, args))
         results["tvm"].update(bench_server("tvm", anvil_bin, args))
     else:
-        skipped.update({key: "--only tracker" for key, *_ in ROWS[:-1]})
-    if args.only != "server":
+        skipped.update({key: f"--only {args.only}" for key, *_ in ROWS[2:-1]})
+    if args.only in ("all", "tracker"):
         results["anvil"].update(bench_tracker("anvil", anvil_bin, args))
         try:
             import tornado  # noqa: F401 - TVM's tracker needs it
@@ -411,7 +481,7 @@ def main():
         else:
             results["tvm"].update(bench_tracker("tvm", anvil_bin, args))
     else:
-        skipped["tracker_cycles_per_s"] = "--only server"
+        skipped["tracker_cycles_per_s"] = f"--only {args.only}"
 
     print()
     header = f"{'row':<40} {'unit':>8} {'Anvil':>10} {'TVM':>10} {'Anvil/TVM':>10}"
@@ -422,8 +492,8 @@ def main():
     for key, label, unit, higher in ROWS:
         label = label.format(mib=args.mib, servers=args.servers)
         a, t = results["anvil"].get(key), results["tvm"].get(key)
-        a_text = f"{a:>10.1f}" if a is not None else f"{'skipped':>10}"
-        t_text = f"{t:>10.1f}" if t is not None else f"{'skipped':>10}"
+        a_text = f"{a:>10.2f}" if a is not None else f"{'skipped':>10}"
+        t_text = f"{t:>10.2f}" if t is not None else f"{'skipped':>10}"
         if a is not None:
             summary[f"anvil_{key}"] = round(a, 2)
         if t is not None:
