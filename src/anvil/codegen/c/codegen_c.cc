@@ -613,7 +613,7 @@ std::string generate(const std::vector<tir::PrimFunc>& funcs, std::vector<std::s
     if (!name || name->empty()) value_error("build_c: a PrimFunc has no global_symbol attribute");
     if (!valid_c_name(*name)) value_error("build_c: function name '", *name, "' is not a C identifier");
     if (!seen.insert(*name).second) value_error("build_c: two functions are named '", *name, "'");
-    cg.function(tir::lower_parallel(tir::storage_flatten(f)), *name);
+    cg.function(tir::passes::lower_parallel(tir::passes::storage_flatten(f)), *name);
     if (names) names->push_back(*name);
   }
   return std::string(kPrelude) + "\n" + cg.decls_.str();

@@ -429,7 +429,7 @@ Module build_llvm(const std::vector<tir::PrimFunc>& funcs, const Target& target)
       std::optional<std::string> name = f->str_attr(tir::attr::kGlobalSymbol);
       if (!name || name->empty()) value_error("build_llvm: a PrimFunc has no global_symbol attribute");
       if (!names.insert(*name).second) value_error("build_llvm: two functions are named '", *name, "'");
-      tir::PrimFunc lowered = tir::lower_parallel(tir::storage_flatten(f));
+      tir::PrimFunc lowered = tir::passes::lower_parallel(tir::passes::storage_flatten(f));
       cg.add_function(lowered, *name);
     }
   }

@@ -4,7 +4,7 @@
 #include "anvil/ir/expr_ops.h"
 #include "anvil/tir/stmt_functor.h"
 
-namespace anvil::tir {
+namespace anvil::tir::passes {
 namespace {
 
 class ParallelLowerer : public StmtMutator {
@@ -43,4 +43,4 @@ Stmt lower_parallel(const Stmt& body) { return ParallelLowerer().mutate_stmt(bod
 
 PrimFunc lower_parallel(const PrimFunc& f) { return f.with_body(lower_parallel(f->body())); }
 
-}  // namespace anvil::tir
+}  // namespace anvil::tir::passes

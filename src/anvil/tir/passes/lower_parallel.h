@@ -18,9 +18,14 @@
 
 #include "anvil/tir/prim_func.h"
 
-namespace anvil::tir {
+namespace anvil::tir::passes {
 
 Stmt lower_parallel(const Stmt& body);
 PrimFunc lower_parallel(const PrimFunc& f);
 
+}  // namespace anvil::tir::passes
+
+namespace anvil::tir {
+// Also reachable as tir::lower_parallel (callers written before the passes namespace).
+using passes::lower_parallel;
 }  // namespace anvil::tir

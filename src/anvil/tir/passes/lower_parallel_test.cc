@@ -13,6 +13,7 @@ namespace anvil::tir {
 namespace {
 
 using ir::buffer_load;
+using passes::lower_parallel;
 using ir::decl_buffer;
 
 TEST(LowerParallel, NestedParallelLoopBecomesSerial) {

@@ -6,7 +6,7 @@
 #include "anvil/ir/expr_ops.h"
 #include "anvil/tir/stmt_functor.h"
 
-namespace anvil::tir {
+namespace anvil::tir::passes {
 namespace {
 
 using ir::BufferLoadNode;
@@ -162,4 +162,4 @@ Stmt storage_flatten(const Stmt& body) { return Flattener().mutate_stmt(body); }
 
 PrimFunc storage_flatten(const PrimFunc& f) { return f.with_body(storage_flatten(f->body())); }
 
-}  // namespace anvil::tir
+}  // namespace anvil::tir::passes

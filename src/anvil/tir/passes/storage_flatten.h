@@ -15,11 +15,16 @@
 
 #include "anvil/tir/prim_func.h"
 
-namespace anvil::tir {
+namespace anvil::tir::passes {
 
 Stmt storage_flatten(const Stmt& body);
 // The function with its body flattened; params and buffer_map are kept (callers bind the
 // original n-d buffers; the flat buffers share their data vars).
 PrimFunc storage_flatten(const PrimFunc& f);
 
+}  // namespace anvil::tir::passes
+
+namespace anvil::tir {
+// Also reachable as tir::storage_flatten (callers written before the passes namespace).
+using passes::storage_flatten;
 }  // namespace anvil::tir

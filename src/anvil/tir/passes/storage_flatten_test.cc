@@ -16,6 +16,7 @@ namespace anvil::tir {
 namespace {
 
 using ir::buffer_load;
+using passes::storage_flatten;
 using ir::decl_buffer;
 
 TEST(StorageFlatten, CompactTwoDimensionalAccessesBecomeRowMajorIndices) {
