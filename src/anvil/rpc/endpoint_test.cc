@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <thread>
 
@@ -261,6 +262,55 @@ TEST(EndpointTest, StalledPacketTimesOut) {
   ServeResult r = s.finish();  // the client keeps the socket open but sends nothing more
   EXPECT_FALSE(r.clean);
   EXPECT_NE(r.reason.find("timed out"), std::string::npos) << r.reason;
+}
+
+// Read buffering: two packets that arrive in one segment are both delivered, in order, and the
+// second is not lost in the buffer.
+TEST(EndpointFraming, PacketsArrivingTogetherAreAllReceived) {
+  auto [a, b] = channel_pair();
+  const std::string first("\x01\x00\x00\x00first", 9), second("\x02\x00\x00\x00second", 10);
+  std::string both = frame_packet(first) + frame_packet(second);
+  a.write_all(both.data(), both.size(), 1000);
+  Endpoint ep(std::move(b), Limits{});
+  EXPECT_EQ(ep.recv_packet(1000), first);
+  EXPECT_TRUE(ep.channel().input_ready());  // the second packet is already buffered
+  EXPECT_EQ(ep.recv_packet(1000), second);
+  EXPECT_EQ(ep.channel().buffered(), 0u);
+  a.close();
+  EXPECT_FALSE(ep.recv_packet(1000).has_value());  // a clean close between packets
+}
+
+// A pipe pair: non-blocking reads and writes with a payload larger than the pipe buffer, and a
+// read deadline that holds.
+TEST(ChannelPipes, LargeTransferAndReadTimeout) {
+  int ab[2], ba[2];
+  ASSERT_EQ(::pipe(ab), 0);
+  ASSERT_EQ(::pipe(ba), 0);
+  Channel left(ba[0], ab[1], "left"), right(ab[0], ba[1], "right");
+  std::string payload(1 << 20, '\0');
+  for (size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<char>((i * 131) & 0xff);
+  std::thread writer([&] { left.write_all(payload, "tail", 5000); });
+  std::string got(payload.size() + 4, '\0');
+  right.read_exact(got.data(), got.size(), 5000, 5000);
+  writer.join();
+  EXPECT_EQ(got, payload + "tail");
+  char byte = 0;
+  try {
+    right.read_exact(&byte, 1, 50, 50);
+    FAIL() << "read returned without data";
+  } catch (const ChannelError& e) {
+    EXPECT_NE(std::string(e.what()).find("timed out"), std::string::npos) << e.what();
+  }
+}
+
+// A socket read deadline (SO_RCVTIMEO) holds too, and a later read still works.
+TEST(ChannelSockets, ReadTimeoutThenData) {
+  auto [a, b] = channel_pair();
+  char byte = 0;
+  EXPECT_THROW(b.read_exact(&byte, 1, 50, 50), ChannelError);
+  a.write_all("x", 1, 1000);
+  EXPECT_TRUE(b.read_exact(&byte, 1, 1000, 1000));
+  EXPECT_EQ(byte, 'x');
 }
 
 }  // namespace
