@@ -594,6 +594,24 @@ TEST_P(Conformance, StridedViewsAndByteOffsets) {
   }
 }
 
+TEST_P(Conformance, AwkwardNamesDoNotCollide) {
+  // Two different loop vars both named "i", vars named like C keywords and generated helpers.
+  Var n = ir::size_var("args"), outer("i"), inner("i"), kw("int"), helper("i_end");
+  Buffer A = decl_buffer({n, 3}, DataType::float32(), "ret"), B = decl_buffer({n, 3}, DataType::float32(), "c_");
+  Stmt body = make_for(outer, 0, n,
+                       make_for(inner, 0, 3,
+                                tir::let_stmt(kw, outer * 3 + inner,
+                                              tir::let_stmt(helper, kw + 1,
+                                                            tir::buffer_store(B, buffer_load(A, {outer, inner}) +
+                                                                                     ir::cast(DataType::float32(), helper),
+                                                                              {outer, inner})))));
+  Module m = build({make_prim_func("names", {A, B}, body)});
+  std::mt19937 rng(kSeed + 30);
+  Tensor a = random_f32({5, 3}, rng), b = zeros_f32({5, 3});
+  m["names"](a, b);
+  for (int x = 0; x < 15; ++x) ASSERT_EQ(f32(b)[x], f32(a)[x] + float(x + 1)) << x;
+}
+
 INSTANTIATE_TEST_SUITE_P(Targets, Conformance, ::testing::Values("llvm", "c"),
                          [](const auto& info) { return info.param; });
 

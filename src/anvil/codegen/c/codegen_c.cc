@@ -101,15 +101,32 @@ class CodeGenC {
     return t.code() == DataType::kBool ? "int8_t" : type_of(t);
   }
 
+  // A C identifier not used yet in this function (and not a keyword or one of ours).
+  std::string fresh(const std::string& base) {
+    std::string n = base;
+    for (int k = 1; used_.count(n) || reserved().count(n); ++k) n = base + "_" + std::to_string(k);
+    used_.insert(n);
+    return n;
+  }
+  static const std::set<std::string>& reserved() {
+    static const std::set<std::string> words = {
+        "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
+        "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
+        "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "_Bool",
+        "args", "num_args", "ret", "closure", "env", "task_id", "main", "NAN", "INFINITY"};
+    return words;
+  }
+
   std::string name_of(const ir::VarNode* v) {
     auto it = names_.find(v);
     if (it != names_.end()) return it->second;
     std::string base;
     for (char c : v->name()) base += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-    if (base.empty() || std::isdigit(static_cast<unsigned char>(base[0]))) base = "v_" + base;
-    std::string n = base;
-    for (int k = 1; used_.count(n); ++k) n = base + "_" + std::to_string(k);
-    used_.insert(n);
+    // Generated helpers end in '_' (c_, t0_, i_, ...); user names never do.
+    if (base.empty() || std::isdigit(static_cast<unsigned char>(base[0])) || base.back() == '_' || base.rfind("anvil", 0) == 0 ||
+        base.rfind("__", 0) == 0)
+      base = "v_" + base + "v";
+    std::string n = fresh(base);
     names_[v] = n;
     return n;
   }
@@ -258,9 +275,10 @@ class CodeGenC {
           not_implemented_error("c codegen: ", func_, ": thread-bound loop over ", op->loop_var().name());
         if (op->for_kind() == tir::ForKind::kParallel && parallel_depth_ == 0) return parallel(op);
         std::string v = name_of(op->loop_var().get());
+        std::string end = fresh(v + "_end");
         std::string ty = type_of(op->loop_var().dtype());
-        line("for (" + ty + " " + v + " = " + expr(op->min(), -1) + ", " + v + "_end = " + v + " + " + expr(op->extent(), -1) +
-             "; " + v + " < " + v + "_end; ++" + v + ") {");
+        line("for (" + ty + " " + v + " = " + expr(op->min(), -1) + ", " + end + " = " + v + " + " + expr(op->extent(), -1) +
+             "; " + v + " < " + end + "; ++" + v + ") {");
         ++indent_;
         in_scope_.insert(op->loop_var().get());
         stmt(op->body());
@@ -348,21 +366,23 @@ class CodeGenC {
     ++indent_;
     in_scope_.insert(op->buffer_var().get());
     if (constant && total * et.bytes() <= kMaxStackAllocBytes) {
-      line(ty + " " + v + "_storage[" + std::to_string(std::max<int64_t>(total, 1)) + "];");
-      line("void* " + v + " = " + v + "_storage;");
+      std::string storage = fresh(v + "_storage");
+      line(ty + " " + storage + "[" + std::to_string(std::max<int64_t>(total, 1)) + "];");
+      line("void* " + v + " = " + storage + ";");
       stmt(op->body());
     } else {
+      std::string nv = fresh(v + "_n"), bv = fresh(v + "_bytes");
       // bytes = prod(extents) * elem_bytes, refusing negative extents and int64 overflow.
-      line("int64_t " + v + "_n = " + std::to_string(et.bytes()) + ";");
+      line("int64_t " + nv + " = " + std::to_string(et.bytes()) + ";");
       for (const PrimExpr& e : op->extents()) {
-        line("{ int64_t e_ = (int64_t)" + expr(e, -1) + "; if (e_ < 0 || (e_ != 0 && " + v + "_n > INT64_MAX / e_)) ANVIL_FAIL(" +
+        line("{ int64_t e_ = (int64_t)" + expr(e, -1) + "; if (e_ < 0 || (e_ != 0 && " + nv + " > INT64_MAX / e_)) ANVIL_FAIL(" +
              std::to_string(kAnvilErrorValue) + ", \"" + esc(func_) + ": allocation " + esc(op->buffer_var().name()) +
-             " has a negative or too large size\"); " + v + "_n *= e_; }");
+             " has a negative or too large size\"); " + nv + " *= e_; }");
       }
-      line("uint64_t " + v + "_bytes = (uint64_t)" + v + "_n;");
-      line("void* " + v + " = __anvil_runtime_api->workspace_alloc(1, 0, " + v + "_bytes);");
+      line("uint64_t " + bv + " = (uint64_t)" + nv + ";");
+      line("void* " + v + " = __anvil_runtime_api->workspace_alloc(1, 0, " + bv + ");");
       line("if (!" + v + ") ANVIL_FAIL(" + std::to_string(kAnvilErrorRuntime) + ", \"" + esc(func_) +
-           ": workspace allocation of %llu bytes for " + esc(op->buffer_var().name()) + " failed\", (unsigned long long)" + v + "_bytes);");
+           ": workspace allocation of %llu bytes for " + esc(op->buffer_var().name()) + " failed\", (unsigned long long)" + bv + ");");
       stmt(op->body());
       line("__anvil_runtime_api->workspace_free(1, 0, " + v + ");");
     }
