@@ -1,0 +1,69 @@
+// conv2d for CPUs: the NCHW float32 compute definition (zero padding, stride) and its default
+// x86 schedule, in the NCHWc style of TVM's x86 conv2d, simplified:
+//
+//   padded[n, c, h, w]            = data with `pad` zeros around each plane (computed at root)
+//   conv_blocked[n, ko, y, x, ki] = sum over (rc, ry, rx) of
+//                                   padded[n, rc, y*stride+ry, x*stride+rx] * W[ko, rc, ry, rx, ki]
+//   out[n, ko*oc_block+ki, y, x]  = conv_blocked[...]     (NCHW output, written per register tile)
+//
+// W is the weight packed as [K/oc_block, C, R, S, oc_block]: either a kernel argument packed
+// ahead of time (pack_conv2d_weight; like constant-folded weight layouts in a compiled model)
+// or computed from the OIHW weight inside the kernel (its cost then counts in the kernel).
+// Schedule: one register tile = ow_block output columns × oc_block output channels, vectorized
+// over the channels (oc_block = 32: two zmm per column), columns unrolled, reduction loops
+// (rc, ry, rx) outside the tile; the tile is written to the NCHW output right after its
+// reduction; parallel over (output-channel block × output row).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "anvil/te/schedule.h"
+#include "anvil/te/tensor.h"
+
+namespace anvil::ops {
+
+struct Conv2dShape {
+  int batch = 1, in_channels = 0, height = 0, width = 0;  // data: NCHW
+  int out_channels = 0, kernel_h = 0, kernel_w = 0;       // weight: OIHW
+  int stride = 1, pad = 0;
+  int out_height() const { return (height + 2 * pad - kernel_h) / stride + 1; }
+  int out_width() const { return (width + 2 * pad - kernel_w) / stride + 1; }
+  double flops() const {
+    return 2.0 * batch * out_channels * out_height() * out_width() * in_channels * kernel_h * kernel_w;
+  }
+  std::string to_string() const;  // "3x224x224 -> 64, 7x7 s2 p3"
+};
+
+struct Conv2dSchedule {
+  int oc_block = 32;  // output channels per vector tile (must divide out_channels)
+  int ow_block = 0;   // output columns per register tile; 0: largest divisor of out_width <= 14
+  bool pack_weight_in_kernel = false;  // the kernel takes OIHW weights and packs them itself
+};
+
+// The tensors of one conv2d: the arguments to pass to lower/build are {data, weight, out}.
+struct Conv2d {
+  te::Tensor data;     // [N, C, H, W]
+  te::Tensor weight;   // [K/oc_block, C, R, S, oc_block] (prepacked) or [K, C, R, S] (packed inside)
+  te::Tensor packed_weight;  // the in-kernel packing stage (undefined when prepacked)
+  te::Tensor padded;   // [N, C, H + 2 pad, W + 2 pad]
+  te::Tensor blocked;  // [N, K/oc_block, OH, OW, oc_block]
+  te::Tensor out;      // [N, K, OH, OW]
+  std::vector<te::Tensor> args() const { return {data, weight, out}; }
+};
+
+// The compute definition. ValueError for shapes that do not fit (non-positive sizes, an output
+// of size 0, oc_block not dividing out_channels).
+Conv2d conv2d_nchw(const Conv2dShape& shape, const Conv2dSchedule& config = {});
+
+// The default x86 schedule of conv2d_nchw's tensors.
+te::Schedule schedule_conv2d_nchw_x86(const Conv2d& conv, const Conv2dShape& shape, const Conv2dSchedule& config = {});
+
+// Host-side weight packing: OIHW -> [K/oc_block, C, R, S, oc_block].
+std::vector<float> pack_conv2d_weight(const Conv2dShape& shape, const float* oihw, int oc_block);
+
+// The ow_block the schedule uses for this shape and config.
+int conv2d_ow_block(const Conv2dShape& shape, const Conv2dSchedule& config);
+
+}  // namespace anvil::ops

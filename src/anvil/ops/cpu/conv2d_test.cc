@@ -1,0 +1,126 @@
+// conv2d NCHW with its default x86 schedule, built for the "llvm" target (JIT) and compared with
+// a naive double reference: ResNet-18's layer kinds (7x7 s2, 3x3 s1 and s2, 1x1 s2) with the
+// spatial sizes cut so the suite stays fast, weights prepacked and packed inside the kernel, and
+// a column tile that does not divide the output width.
+// Inputs: uniform [-1, 1) from the fixed seed kSeed (printed on failure). Tolerance: the float32
+// summation bound |got - ref| <= n·u·Σ|d·w| + 1e-6, n = C·R·S terms, u = 2^-24.
+#include "anvil/ops/cpu/conv2d.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "anvil/base/error.h"
+#include "anvil/pipeline/build.h"
+#include "anvil/runtime/tensor.h"
+#include "anvil/target/target.h"
+
+namespace anvil::ops {
+namespace {
+
+constexpr uint32_t kSeed = 20261130;
+
+Tensor random_tensor(std::vector<int64_t> shape, std::mt19937& rng) {
+  Tensor t = Tensor::empty(std::span<const int64_t>(shape), DataType::float32());
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  for (int64_t i = 0; i < n; ++i) static_cast<float*>(t.data())[i] = dist(rng);
+  return t;
+}
+
+// Builds, runs and checks one conv2d; returns the number of mismatching elements.
+void check_conv2d(const Conv2dShape& s, const Conv2dSchedule& config) {
+  SCOPED_TRACE(s.to_string() + " oc_block " + std::to_string(config.oc_block) + " ow_block " +
+               std::to_string(conv2d_ow_block(s, config)) + (config.pack_weight_in_kernel ? " packing" : " prepacked") +
+               " seed " + std::to_string(kSeed));
+  Conv2d conv = conv2d_nchw(s, config);
+  te::Schedule sched = schedule_conv2d_nchw_x86(conv, s, config);
+  Module m = pipeline::build(sched, conv.args(), Target::parse("llvm"), "conv2d");
+  const int N = s.batch, C = s.in_channels, H = s.height, W = s.width, K = s.out_channels;
+  const int R = s.kernel_h, S = s.kernel_w, OH = s.out_height(), OW = s.out_width();
+  std::mt19937 rng(kSeed);
+  Tensor data = random_tensor({N, C, H, W}, rng), weight = random_tensor({K, C, R, S}, rng);
+  Tensor out = Tensor::empty({N, K, OH, OW}, DataType::float32());
+  std::memset(out.data(), 0xff, sizeof(float) * N * K * OH * OW);  // NaNs: every element must be written
+  const float* d = static_cast<const float*>(data.data());
+  const float* w = static_cast<const float*>(weight.data());
+  if (config.pack_weight_in_kernel) {
+    m["conv2d"](data, weight, out);
+  } else {
+    std::vector<float> packed = pack_conv2d_weight(s, w, config.oc_block);
+    Tensor wp = Tensor::empty({K / config.oc_block, C, R, S, config.oc_block}, DataType::float32());
+    std::memcpy(wp.data(), packed.data(), packed.size() * sizeof(float));
+    m["conv2d"](data, wp, out);
+  }
+  const float* o = static_cast<const float*>(out.data());
+  const double unit = std::ldexp(1.0, -24) * C * R * S;
+  int bad = 0;
+  for (int b = 0; b < N; ++b)
+    for (int k = 0; k < K; ++k)
+      for (int y = 0; y < OH; ++y)
+        for (int x = 0; x < OW; ++x) {
+          double ref = 0, abs_sum = 0;
+          for (int c = 0; c < C; ++c)
+            for (int r = 0; r < R; ++r)
+              for (int q = 0; q < S; ++q) {
+                int iy = y * s.stride + r - s.pad, ix = x * s.stride + q - s.pad;
+                if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                double p = double(d[((b * C + c) * H + iy) * W + ix]) * w[((k * C + c) * R + r) * S + q];
+                ref += p;
+                abs_sum += std::fabs(p);
+              }
+          float got = o[((b * K + k) * OH + y) * OW + x];
+          if (!(std::fabs(got - ref) <= unit * abs_sum + 1e-6) && ++bad <= 5)
+            ADD_FAILURE() << "out[" << b << "," << k << "," << y << "," << x << "] = " << got << ", want " << ref;
+        }
+  EXPECT_EQ(bad, 0);
+}
+
+Conv2dShape shape(int c, int hw, int k, int r, int stride, int pad) {
+  Conv2dShape s;
+  s.in_channels = c;
+  s.height = s.width = hw;
+  s.out_channels = k;
+  s.kernel_h = s.kernel_w = r;
+  s.stride = stride;
+  s.pad = pad;
+  return s;
+}
+
+TEST(OpsConv2d, Resnet18StemSevenBySevenStride2) { check_conv2d(shape(3, 30, 64, 7, 2, 3), {}); }
+TEST(OpsConv2d, Resnet18ThreeByThreeStride1) { check_conv2d(shape(64, 14, 64, 3, 1, 1), {}); }
+TEST(OpsConv2d, Resnet18ThreeByThreeStride2) { check_conv2d(shape(64, 14, 128, 3, 2, 1), {}); }
+TEST(OpsConv2d, Resnet18OneByOneStride2) { check_conv2d(shape(64, 14, 128, 1, 2, 0), {}); }
+TEST(OpsConv2d, Resnet18LateLayersAtFullSize) {
+  check_conv2d(shape(256, 14, 512, 3, 2, 1), {});
+  check_conv2d(shape(256, 14, 512, 1, 2, 0), {});
+  check_conv2d(shape(512, 7, 512, 3, 1, 1), {});
+}
+
+TEST(OpsConv2d, WeightPackedInsideTheKernel) {
+  Conv2dSchedule config;
+  config.pack_weight_in_kernel = true;
+  check_conv2d(shape(64, 12, 64, 3, 1, 1), config);
+  check_conv2d(shape(3, 16, 32, 7, 2, 3), config);
+}
+
+TEST(OpsConv2d, ColumnTileThatDoesNotDivideAndSmallerChannelBlock) {
+  Conv2dSchedule config;
+  config.ow_block = 4;
+  config.oc_block = 16;
+  check_conv2d(shape(16, 7, 32, 3, 1, 1), config);  // 7 columns in tiles of 4
+  check_conv2d(shape(8, 9, 16, 3, 2, 0), config);   // 4 columns, no padding
+}
+
+TEST(OpsConv2d, BadShapesAreValueErrors) {
+  Conv2dSchedule config;
+  EXPECT_THROW(conv2d_nchw(shape(3, 8, 48, 3, 1, 1), config), Error);  // 32 does not divide 48
+  EXPECT_THROW(conv2d_nchw(shape(3, 2, 32, 5, 1, 1), config), Error);  // kernel larger than the input
+  EXPECT_THROW(conv2d_nchw(shape(0, 8, 32, 3, 1, 1), config), Error);
+}
+
+}  // namespace
+}  // namespace anvil::ops
