@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <random>
 
 #include "anvil/base/error.h"
@@ -610,6 +611,33 @@ TEST_P(Conformance, AwkwardNamesDoNotCollide) {
   Tensor a = random_f32({5, 3}, rng), b = zeros_f32({5, 3});
   m["names"](a, b);
   for (int x = 0; x < 15; ++x) ASSERT_EQ(f32(b)[x], f32(a)[x] + float(x + 1)) << x;
+}
+
+TEST_P(Conformance, MathSpecialValues) {
+  std::vector<PrimFunc> fs = {math_kernel("exp", ir::CallOp::k_exp, 8), math_kernel("tanh", ir::CallOp::k_tanh, 8),
+                              math_kernel("erf", ir::CallOp::k_erf, 8), math_kernel("sigmoid", ir::CallOp::k_sigmoid, 8)};
+  Module m = build(fs);
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const float xs[8] = {inf, -inf, nan, 0.0f, -0.0f, 88.5f, -100.0f, 200.0f};
+  for (const char* name : {"exp", "tanh", "erf", "sigmoid"}) {
+    Tensor x = Tensor::empty({8}, DataType::float32()), y = zeros_f32({8});
+    std::memcpy(x.data(), xs, sizeof xs);
+    m[name](x, y);
+    for (int k = 0; k < 8; ++k) {
+      double want = std::string(name) == "exp"    ? std::exp(double(xs[k]))
+                    : std::string(name) == "tanh" ? std::tanh(double(xs[k]))
+                    : std::string(name) == "erf"  ? std::erf(double(xs[k]))
+                                                  : 1 / (1 + std::exp(-double(xs[k])));
+      float got = f32(y)[k];
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(got)) << name << "(" << xs[k] << ") = " << got;
+      } else if (std::isinf(float(want))) {
+        EXPECT_EQ(got, float(want)) << name << "(" << xs[k] << ")";
+      } else {
+        EXPECT_NEAR(got, want, 2e-6 * std::abs(want) + 1e-38) << name << "(" << xs[k] << ")";
+      }
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, Conformance, ::testing::Values("llvm", "c"),
