@@ -640,6 +640,17 @@ TEST_P(Conformance, MathSpecialValues) {
   }
 }
 
+TEST_P(Conformance, VectorStoreReadsBeforeItWrites) {
+  // A[0..7] = reverse(A[0..7]): every lane reads an element another lane overwrites.
+  Buffer A = decl_buffer({8}, DataType::float32(), "A");
+  Stmt body = tir::buffer_store(A, buffer_load(A, {ir::ramp(7, -1, 8)}), {ir::ramp(0, 1, 8)});
+  Module m = build({make_prim_func("reverse", {A}, body)});
+  Tensor a = Tensor::empty({8}, DataType::float32());
+  for (int x = 0; x < 8; ++x) f32(a)[x] = float(x);
+  m["reverse"](a);
+  for (int x = 0; x < 8; ++x) EXPECT_EQ(f32(a)[x], float(7 - x)) << x;
+}
+
 INSTANTIATE_TEST_SUITE_P(Targets, Conformance, ::testing::Values("llvm", "c"),
                          [](const auto& info) { return info.param; });
 

@@ -292,12 +292,26 @@ class CodeGenC {
         const ir::Buffer& buf = op->buffer();
         int lanes = op->value().dtype().lanes();
         int idx_lanes = op->indices()[0].dtype().lanes();
-        for (int l = 0; l < std::max(lanes, idx_lanes); ++l) {
-          int lane = lanes > 1 || idx_lanes > 1 ? l : -1;
-          std::string v = expr(op->value(), lane);
+        std::string target = "((" + mem_type_of(buf->dtype()) + "*)" + name_of(buf->data().get()) + ")";
+        if (lanes == 1 && idx_lanes == 1) {
+          std::string v = expr(op->value(), -1);
           if (buf->dtype().code() == DataType::kBool) v = "(int8_t)(" + v + ")";
-          line("((" + mem_type_of(buf->dtype()) + "*)" + name_of(buf->data().get()) + ")[" + expr(op->indices()[0], lane) + "] = " + v + ";");
+          line(target + "[" + expr(op->indices()[0], -1) + "] = " + v + ";");
+          return;
         }
+        // Vector store: every lane's value is computed before any lane is written (the value
+        // may read the elements being overwritten).
+        int n = std::max(lanes, idx_lanes);
+        line("{");
+        ++indent_;
+        std::vector<std::string> tmp;
+        for (int l = 0; l < n; ++l) {
+          tmp.push_back(fresh("lane" + std::to_string(l)));
+          line(mem_type_of(buf->dtype()) + " " + tmp.back() + " = (" + mem_type_of(buf->dtype()) + ")" + expr(op->value(), l) + ";");
+        }
+        for (int l = 0; l < n; ++l) line(target + "[" + expr(op->indices()[0], l) + "] = " + tmp[static_cast<size_t>(l)] + ";");
+        --indent_;
+        line("}");
         return;
       }
       case StmtKind::kAllocate: return allocate(s.as<tir::AllocateNode>());
