@@ -13,11 +13,15 @@
 //   TypeError   "<f>: expected 3 arguments (A, B, n) but got 2"
 //   TypeError   "<f>: argument 0 (A) must be a tensor but got int"
 //   TypeError   "<f>: argument 2 (n) must be an int but got tensor"
+//   TypeError   "<f>: argument 0 (A) has 4 lanes but expected 1"
 //   TypeError   "<f>: argument 0 (A) has dtype float64 but expected float32"
 //   ValueError  "<f>: argument 0 (A) has 3 dimensions but expected 2"
 //   ValueError  "<f>: argument 2 (C) has shape [64, 32] but expected [64, 64]"
 //   ValueError  "<f>: argument 0 (A) has strides [1, 4] but expected [4, 1] (compact)"
 //   ValueError  "<f>: argument 0 (A) is on device type 2 but expected the CPU (1)"
+//   ValueError  "<f>: argument 0 (A) has byte offset 4 but expected 0"   (buffers with an elem_offset)
+//   ValueError  "<f>: allocation T_data has a negative or too large size"
+//   RuntimeError "<f>: workspace allocation of 1024 bytes for T_data failed"
 // Symbolic dimensions are bound from the first tensor that has them (in argument order) and
 // checked against every later use; constant dimensions are checked.
 //
