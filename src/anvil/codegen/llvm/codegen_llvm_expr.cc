@@ -18,10 +18,11 @@ using ir::PrimExpr;
 llvm::Value* CodeGenLLVM::binary(ExprKind kind, DataType t, llvm::Value* a, llvm::Value* b) {
   bool fp = t.is_float();
   bool uns = t.is_uint() || t.code() == DataType::kBool;
+  bool nsw = in_index_ && !fp && !uns;  // see index_expr
   switch (kind) {
-    case ExprKind::kAdd: return fp ? b_.CreateFAdd(a, b) : b_.CreateAdd(a, b);
-    case ExprKind::kSub: return fp ? b_.CreateFSub(a, b) : b_.CreateSub(a, b);
-    case ExprKind::kMul: return fp ? b_.CreateFMul(a, b) : b_.CreateMul(a, b);
+    case ExprKind::kAdd: return fp ? b_.CreateFAdd(a, b) : b_.CreateAdd(a, b, "", false, nsw);
+    case ExprKind::kSub: return fp ? b_.CreateFSub(a, b) : b_.CreateSub(a, b, "", false, nsw);
+    case ExprKind::kMul: return fp ? b_.CreateFMul(a, b) : b_.CreateMul(a, b, "", false, nsw);
     case ExprKind::kDiv: return fp ? b_.CreateFDiv(a, b) : uns ? b_.CreateUDiv(a, b) : b_.CreateSDiv(a, b);
     case ExprKind::kFloorDiv:
     case ExprKind::kFloorMod: {
@@ -148,6 +149,14 @@ std::optional<int64_t> const_stride(const PrimExpr& idx) {
 
 }  // namespace
 
+llvm::Value* CodeGenLLVM::index_expr(const PrimExpr& index) {
+  bool saved = in_index_;
+  in_index_ = true;
+  llvm::Value* v = expr(index);
+  in_index_ = saved;
+  return v;
+}
+
 llvm::Value* CodeGenLLVM::buffer_load(const ir::BufferLoadNode* op) {
   const ir::Buffer& buf = op->buffer();
   if (buf.ndim() != 1)
@@ -160,15 +169,15 @@ llvm::Value* CodeGenLLVM::buffer_load(const ir::BufferLoadNode* op) {
   const PrimExpr& idx = op->indices()[0];
   llvm::Value* v = nullptr;
   if (lanes == 1) {
-    v = b_.CreateAlignedLoad(mt, b_.CreateInBoundsGEP(mt, base, expr(idx)), align);
+    v = b_.CreateAlignedLoad(mt, b_.CreateInBoundsGEP(mt, base, index_expr(idx)), align);
   } else if (const_stride(idx) == 1) {
-    llvm::Value* ptr = b_.CreateInBoundsGEP(mt, base, expr(idx.as<ir::RampNode>()->base()));
+    llvm::Value* ptr = b_.CreateInBoundsGEP(mt, base, index_expr(idx.as<ir::RampNode>()->base()));
     v = b_.CreateAlignedLoad(llvm::FixedVectorType::get(mt, static_cast<unsigned>(lanes)), ptr, align);
   } else if (auto* bc = idx.as<ir::BroadcastNode>()) {
-    llvm::Value* s = b_.CreateAlignedLoad(mt, b_.CreateInBoundsGEP(mt, base, expr(bc->value())), align);
+    llvm::Value* s = b_.CreateAlignedLoad(mt, b_.CreateInBoundsGEP(mt, base, index_expr(bc->value())), align);
     v = b_.CreateVectorSplat(static_cast<unsigned>(lanes), s);
   } else {
-    llvm::Value* ptrs = b_.CreateInBoundsGEP(mt, base, expr(idx));
+    llvm::Value* ptrs = b_.CreateInBoundsGEP(mt, base, index_expr(idx));
     v = b_.CreateMaskedGather(llvm::FixedVectorType::get(mt, static_cast<unsigned>(lanes)), ptrs, align);
   }
   if (et.code() == DataType::kBool) v = b_.CreateTrunc(v, value_type(op->dtype()));
@@ -188,11 +197,11 @@ void CodeGenLLVM::buffer_store(const tir::BufferStoreNode* op) {
   if (et.code() == DataType::kBool) v = b_.CreateZExt(v, memory_type(op->value().dtype()));
   const PrimExpr& idx = op->indices()[0];
   if (lanes == 1 && idx.dtype().lanes() == 1) {
-    b_.CreateAlignedStore(v, b_.CreateInBoundsGEP(mt, base, expr(idx)), align);
+    b_.CreateAlignedStore(v, b_.CreateInBoundsGEP(mt, base, index_expr(idx)), align);
   } else if (const_stride(idx) == 1) {
-    b_.CreateAlignedStore(v, b_.CreateInBoundsGEP(mt, base, expr(idx.as<ir::RampNode>()->base())), align);
+    b_.CreateAlignedStore(v, b_.CreateInBoundsGEP(mt, base, index_expr(idx.as<ir::RampNode>()->base())), align);
   } else {
-    llvm::Value* ptrs = b_.CreateInBoundsGEP(mt, base, expr(idx));
+    llvm::Value* ptrs = b_.CreateInBoundsGEP(mt, base, index_expr(idx));
     b_.CreateMaskedScatter(v, ptrs, align);
   }
 }

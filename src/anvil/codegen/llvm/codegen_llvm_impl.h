@@ -95,6 +95,11 @@ class CodeGenLLVM {
   void emit_loop(const ir::Var& var, llvm::Value* begin, llvm::Value* end, const tir::Stmt& body,
                  const char* loop_hint);
   llvm::Value* binary(ir::ExprKind kind, ir::DataType t, llvm::Value* a, llvm::Value* b);
+  // A buffer index: signed +, -, * inside it carry nsw (an index whose arithmetic overflows is
+  // out of bounds, so LLVM may assume it does not; that lets it fold the int32 -> int64
+  // extension into the address and strength-reduce the index across loop iterations).
+  llvm::Value* index_expr(const ir::PrimExpr& index);
+  bool in_index_ = false;
   llvm::Value* math_unary_f32(ir::CallOp op, llvm::Value* x);
   llvm::Value* per_lane_libm(const char* name, llvm::Value* x, ir::DataType t);
 };

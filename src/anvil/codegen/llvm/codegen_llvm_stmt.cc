@@ -96,7 +96,8 @@ void CodeGenLLVM::emit_loop(const Var& var, llvm::Value* begin, llvm::Value* end
   bind(var, i);
   stmt(body);
   unbind(var);
-  llvm::Value* next = b_.CreateAdd(i, llvm::ConstantInt::get(begin->getType(), 1), var.name() + "_next");
+  // i < end, so i + 1 cannot overflow: nsw lets LLVM widen the induction variable.
+  llvm::Value* next = b_.CreateNSWAdd(i, llvm::ConstantInt::get(begin->getType(), 1), var.name() + "_next");
   i->addIncoming(next, b_.GetInsertBlock());
   llvm::BranchInst* br = b_.CreateCondBr(b_.CreateICmpSLT(next, end), loop, exit);
   if (loop_hint) {
