@@ -1,0 +1,165 @@
+// Matmul compute definition and the hand-written x86 schedule (see matmul.h).
+//
+// Loop structure of matmul_x86 (M, N, K constants; mr x nr register tile, mc row blocks):
+//
+//   parallel for jp in [0, ceil(N / nr)):            B_packed[jp, k, 0:nr] = B[k, jp*nr + 0:nr]
+//     for k: vector store of nr lanes (the last panel repeats B's last column)
+//   parallel for ib in [0, ceil(M / mc)):            row block of A (mc x K, stays in L2)
+//     for jo in [0, ceil(N / nr)):                   one B panel (K x nr, contiguous)
+//       for it in [0, mc / mr):                      one register tile
+//         C.local[0:mr, 0:nr] = 0                    (mr * nr / lanes vector registers)
+//         for k in [0, K):                           FMA: broadcast A[i, k], nr-wide B row
+//           unrolled ii < mr: C.local[ii, 0:nr] += A[i0 + ii, k] * B_packed[jo, k, 0:nr]
+//         for ii < mr: C[i0 + ii, jo*nr + 0:nr] = C.local[ii, 0:nr]   (guarded at the edges)
+#include "anvil/ops/cpu/matmul.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "anvil/base/error.h"
+#include "anvil/ir/expr_ops.h"
+#include "anvil/te/reduction.h"
+
+namespace anvil::ops {
+
+using ir::PrimExpr;
+using ir::Var;
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+bool has_feature(const std::vector<std::string>& list, const std::string& name, bool current) {
+  for (const std::string& f : list) {  // later entries win, as in LLVM
+    if (f == "+" + name) current = true;
+    if (f == "-" + name) current = false;
+  }
+  return current;
+}
+
+// float32 lanes of the target's widest vector registers.
+int vector_lanes_of(const Target& target) {
+  std::optional<std::string> cpu = target.get_string("mcpu");
+  std::optional<std::string> triple = target.get_string("mtriple");
+  bool host = !triple && (!cpu || *cpu == "native");
+  bool avx512 = false, avx2 = false;
+#if defined(__x86_64__) || defined(__i386__)
+  if (host) {
+    avx512 = __builtin_cpu_supports("avx512f");
+    avx2 = __builtin_cpu_supports("avx2");
+  }
+#endif
+  if (cpu && *cpu != "native") {
+    const std::string& c = *cpu;
+    bool knows_512 = c.find("avx512") != std::string::npos || c == "x86-64-v4" || c == "znver4" ||
+                     c == "skylake-avx512" || c == "cascadelake" || c == "cooperlake" || c == "icelake-server" ||
+                     c == "icelake-client" || c == "tigerlake" || c == "sapphirerapids" || c == "cannonlake";
+    avx512 = knows_512;
+    avx2 = knows_512 || c == "x86-64-v3" || c == "haswell" || c == "broadwell" || c == "skylake" ||
+           c == "znver1" || c == "znver2" || c == "znver3" || c == "alderlake";
+  }
+  if (auto mattr = target.get_list("mattr")) {
+    avx512 = has_feature(*mattr, "avx512f", avx512);
+    avx2 = has_feature(*mattr, "avx2", avx2) || avx512;
+  }
+  if (avx512) return 16;
+  if (avx2) return 8;
+  return 4;
+}
+
+}  // namespace
+
+te::Tensor matmul(const te::Tensor& A, const te::Tensor& B, const std::string& name) {
+  if (A.ndim() != 2 || B.ndim() != 2)
+    value_error("matmul: operands must be matrices, got ", A.name(), " with ", A.ndim(), " dimensions and ", B.name(),
+                " with ", B.ndim());
+  if (auto ka = ir::as_const_int(A.shape()[1]), kb = ir::as_const_int(B.shape()[0]); ka && kb && *ka != *kb)
+    value_error("matmul: inner dimensions differ: ", A.name(), " is [., ", *ka, "] and ", B.name(), " is [", *kb,
+                ", .]");
+  te::IterVar k = te::reduce_axis(0, A.shape()[1], "k");
+  return te::compute(
+      {A.shape()[0], B.shape()[1]}, [&](Var i, Var j) { return te::sum(A(i, k) * B(k, j), {k}); }, name);
+}
+
+std::string MatmulX86Params::str() const {
+  std::ostringstream out;
+  out << "lanes=" << vector_lanes << " mr=" << mr << " nr=" << nr << " mc=" << mc << " threads=" << num_threads;
+  return out.str();
+}
+
+MatmulX86Params matmul_x86_params(int64_t M, int64_t N, int64_t K, const Target& target) {
+  (void)N;
+  (void)K;
+  MatmulX86Params p;
+  p.vector_lanes = vector_lanes_of(target);
+  if (p.vector_lanes == 16) {
+    p.mr = 8, p.nr = 32;  // 16 zmm accumulators, 2 B vectors, broadcasts from memory
+  } else if (p.vector_lanes == 8) {
+    p.mr = 6, p.nr = 16;  // 12 ymm accumulators
+  } else {
+    p.mr = 4, p.nr = 4 * p.vector_lanes;
+  }
+  p.num_threads = static_cast<int>(target.get_int("num-cores").value_or(0));
+  // Row blocks: a multiple of mr, at most 64 rows, and at least 4 blocks when M allows (two per
+  // thread on the machines this is tuned for).
+  int64_t mc = std::max<int64_t>(p.mr, std::min<int64_t>(64, ceil_div(M, 4)) / p.mr * p.mr);
+  p.mc = static_cast<int>(mc);
+  return p;
+}
+
+MatmulX86 matmul_x86(int64_t M, int64_t N, int64_t K, const Target& target) {
+  return matmul_x86(M, N, K, matmul_x86_params(M, N, K, target));
+}
+
+MatmulX86 matmul_x86(int64_t M, int64_t N, int64_t K, const MatmulX86Params& params) {
+  if (M <= 0 || N <= 0 || K <= 0) value_error("matmul_x86: sizes must be positive, got M=", M, " N=", N, " K=", K);
+  const MatmulX86Params& p = params;
+  if (p.mr <= 0 || p.nr <= 0 || p.vector_lanes <= 0 || p.nr % p.vector_lanes != 0 || p.mc <= 0 || p.mc % p.mr != 0)
+    value_error("matmul_x86: bad tile sizes (", p.str(), "): nr must be a multiple of the lanes, mc of mr");
+  const int mi = static_cast<int>(M), ni = static_cast<int>(N), ki = static_cast<int>(K), nr = p.nr;
+  MatmulX86 out;
+  out.params = p;
+  out.A = te::placeholder({mi, ki}, DataType::float32(), "A");
+  out.B = te::placeholder({ki, ni}, DataType::float32(), "B");
+  const te::Tensor& A = out.A;
+  const te::Tensor& B = out.B;
+  const int panels = static_cast<int>(ceil_div(N, nr));
+  // Panel jp holds columns [jp*nr, jp*nr + nr) row after row; columns past N repeat column N-1
+  // (finite values; the products they feed are never stored).
+  out.packed_B = te::compute(
+      {panels, ki, nr},
+      [&](Var jp, Var k, Var jj) {
+        PrimExpr col = jp * nr + jj;
+        if (N % nr != 0) col = ir::min(col, ni - 1);
+        return B(k, col);
+      },
+      "B_packed");
+  const te::Tensor& PB = out.packed_B;
+  te::IterVar k = te::reduce_axis(0, ki, "k");
+  out.C = te::compute(
+      {mi, ni},
+      [&](Var i, Var j) { return te::sum(A(i, k) * PB(ir::floordiv(j, nr), k, ir::floormod(j, nr)), {k}); }, "C");
+  const te::Tensor& C = out.C;
+
+  te::Schedule s = te::create_schedule({C});
+  te::Tensor CL = s.cache_write(C, "local");
+  // C: row blocks (parallel) > B panels > register tiles > copy-out of the tile.
+  auto [ib, i_in] = s[C].split(C.axis(0), p.mc);
+  auto [it, ii] = s[C].split(i_in, p.mr);
+  auto [jo, ji] = s[C].split(C.axis(1), nr);
+  s[C].reorder({ib, jo, it, ii, ji});
+  s[C].parallel(ib);
+  s[C].vectorize(ji);
+  // The register tile: k outermost, then the unrolled rows, then the vector lanes.
+  s[CL].compute_at(s[C], it);
+  s[CL].reorder({CL.reduce_axis(0), CL.axis(0), CL.axis(1)});
+  s[CL].unroll(CL.axis(0));
+  s[CL].vectorize(CL.axis(1));
+  // Packing: panels in parallel, nr lanes per store.
+  s[PB].parallel(PB.axis(0));
+  s[PB].vectorize(PB.axis(2));
+  out.schedule = s;
+  return out;
+}
+
+}  // namespace anvil::ops

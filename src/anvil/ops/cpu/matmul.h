@@ -1,0 +1,56 @@
+// Matrix multiplication for CPUs: the compute definition (C = A·B, a sum over k) and Anvil's
+// hand-written x86 schedule for it (B packed into nr-wide panels, an mr x nr register tile of
+// FMA accumulators in a "local" cache_write stage, k innermost per tile, mc row blocks in
+// parallel).
+//
+//   MatmulX86 mm = matmul_x86(1024, 1024, 1024, Target::parse("llvm"));
+//   Module m = pipeline::build(mm.schedule, {mm.A, mm.B, mm.C}, target, "matmul");
+//   m["matmul"](a, b, c);                       // float32, row-major A[M,K], B[K,N], C[M,N]
+//
+// Sizes that do not divide the tiles are handled (guards on the edge tiles; B's last panel is
+// padded by repeating its last column, whose products are never stored).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "anvil/target/target.h"
+#include "anvil/te/schedule.h"
+#include "anvil/te/tensor.h"
+
+namespace anvil::ops {
+
+// C[i, j] = sum_k A[i, k] * B[k, j]; A is [M, K], B is [K, N] (same dtype). ValueError for
+// operands that are not matrices or whose inner dimensions differ (when both are constants).
+te::Tensor matmul(const te::Tensor& A, const te::Tensor& B, const std::string& name = "C");
+
+// Tile sizes of the x86 schedule.
+struct MatmulX86Params {
+  int vector_lanes = 16;  // float32 lanes of the widest vector the target has (16: AVX-512)
+  int mr = 8;             // register tile rows (unrolled)
+  int nr = 32;            // register tile columns (nr / vector_lanes vectors), the B panel width
+  int mc = 64;            // rows of A per parallel block (the A block mc x K stays in L2)
+  int num_threads = 0;    // -num-cores of the target, 0: the runtime's pool
+  std::string str() const;
+};
+
+// Defaults for a target of kind "llvm": the vector width from -mattr / -mcpu (the host's
+// features for "llvm" and -mcpu=native), the register tile sized to fill the vector register
+// file (AVX-512: 8 x 32 = 16 zmm accumulators; AVX2: 6 x 16 = 12 ymm; otherwise 4 x 4·lanes),
+// mc so that there are at least two row blocks per thread where M allows.
+MatmulX86Params matmul_x86_params(int64_t M, int64_t N, int64_t K, const Target& target);
+
+struct MatmulX86 {
+  te::Tensor A, B;      // placeholders [M, K], [K, N]
+  te::Tensor packed_B;  // [ceil(N / nr), K, nr]
+  te::Tensor C;         // [M, N]
+  te::Schedule schedule;
+  MatmulX86Params params;
+};
+
+// float32 matmul with the packed-B compute definition and its x86 schedule. Sizes must be
+// positive.
+MatmulX86 matmul_x86(int64_t M, int64_t N, int64_t K, const Target& target);
+MatmulX86 matmul_x86(int64_t M, int64_t N, int64_t K, const MatmulX86Params& params);
+
+}  // namespace anvil::ops

@@ -1,0 +1,169 @@
+// Matmul: the compute definition under a default schedule and the x86 schedule, built for the
+// llvm target (JIT) through pipeline::build and compared with a naive double reference on fresh
+// random inputs (fixed, printed seed). Tolerance: |c - ref| <= 1e-4 * (1 + sum_k |a_ik * b_kj|),
+// well above float32 rounding of K-term sums for the K used here (<= 300).
+#include "anvil/ops/cpu/matmul.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <random>
+
+#include "anvil/codegen/llvm/llvm_module.h"
+#include "anvil/pipeline/build.h"
+#include "anvil/runtime/register.h"
+#include "anvil/runtime/tensor.h"
+
+namespace anvil::ops {
+namespace {
+
+constexpr uint32_t kSeed = 20261130;
+
+float* f32(Tensor& t) { return static_cast<float*>(t.data()); }
+
+Tensor random_matrix(int64_t rows, int64_t cols, std::mt19937& rng) {
+  std::vector<int64_t> shape = {rows, cols};
+  Tensor t = Tensor::empty(std::span<const int64_t>(shape), DataType::float32());
+  std::uniform_real_distribution<float> dist(-1, 1);
+  for (int64_t i = 0; i < rows * cols; ++i) f32(t)[i] = dist(rng);
+  return t;
+}
+
+Tensor filled_matrix(int64_t rows, int64_t cols, float value) {
+  std::vector<int64_t> shape = {rows, cols};
+  Tensor t = Tensor::empty(std::span<const int64_t>(shape), DataType::float32());
+  for (int64_t i = 0; i < rows * cols; ++i) f32(t)[i] = value;
+  return t;
+}
+
+// Runs C = A·B through `m[name]` and checks every element against the double reference.
+void check_matmul(Module& m, const std::string& name, int64_t M, int64_t N, int64_t K, uint32_t seed) {
+  SCOPED_TRACE(::testing::Message() << name << " M=" << M << " N=" << N << " K=" << K << " seed=" << seed);
+  std::mt19937 rng(seed);
+  Tensor a = random_matrix(M, K, rng), b = random_matrix(K, N, rng);
+  Tensor c = filled_matrix(M, N, NAN);  // every element must be written
+  m[name](a, b, c);
+  int bad = 0;
+  for (int64_t i = 0; i < M; ++i) {
+    for (int64_t j = 0; j < N; ++j) {
+      double ref = 0, mag = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        double p = double(f32(a)[i * K + k]) * f32(b)[k * N + j];
+        ref += p;
+        mag += std::fabs(p);
+      }
+      double got = f32(c)[i * N + j];
+      if (!(std::fabs(got - ref) <= 1e-4 * (1 + mag)) && ++bad <= 5)
+        ADD_FAILURE() << "C[" << i << ", " << j << "] = " << got << ", want " << ref;
+    }
+  }
+  EXPECT_EQ(bad, 0) << "mismatching elements";
+}
+
+class Matmul : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    register_runtime_functions();
+    std::printf("matmul seed %u\n", kSeed);
+  }
+};
+
+TEST_F(Matmul, ComputeDefinitionWithDefaultScheduleMatchesReference) {
+  te::Tensor A = te::placeholder({13, 7}, DataType::float32(), "A");
+  te::Tensor B = te::placeholder({7, 5}, DataType::float32(), "B");
+  te::Tensor C = matmul(A, B);
+  te::Schedule s = te::create_schedule({C});
+  Module m = pipeline::build(s, {A, B, C}, Target::parse("llvm"), "matmul_default");
+  check_matmul(m, "matmul_default", 13, 5, 7, kSeed);
+}
+
+TEST_F(Matmul, ComputeDefinitionRejectsMismatchedShapes) {
+  te::Tensor A = te::placeholder({4, 3}, DataType::float32(), "A");
+  te::Tensor B = te::placeholder({5, 2}, DataType::float32(), "B");
+  EXPECT_THROW(matmul(A, B), Error);
+  te::Tensor V = te::placeholder({4}, DataType::float32(), "V");
+  EXPECT_THROW(matmul(V, B), Error);
+}
+
+TEST_F(Matmul, X86ScheduleOnSizesThatDivideTheTiles) {
+  Target target = Target::parse("llvm -num-cores=2");
+  uint32_t seed = kSeed;
+  for (auto [M, N, K] : {std::tuple<int64_t, int64_t, int64_t>{64, 64, 64}, {128, 96, 33}, {256, 256, 256}}) {
+    MatmulX86 mm = matmul_x86(M, N, K, target);
+    Module m = pipeline::build(mm.schedule, {mm.A, mm.B, mm.C}, target, "matmul");
+    check_matmul(m, "matmul", M, N, K, ++seed);
+  }
+}
+
+TEST_F(Matmul, X86ScheduleOnSizesThatDoNotDivideTheTiles) {
+  Target target = Target::parse("llvm -num-cores=2");
+  uint32_t seed = kSeed + 100;
+  for (auto [M, N, K] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {7, 45, 19}, {37, 33, 5}, {100, 70, 300},
+                         {9, 31, 2}}) {
+    MatmulX86 mm = matmul_x86(M, N, K, target);
+    Module m = pipeline::build(mm.schedule, {mm.A, mm.B, mm.C}, target, "matmul");
+    check_matmul(m, "matmul", M, N, K, ++seed);
+  }
+}
+
+TEST_F(Matmul, X86ScheduleWithNarrowerVectors) {
+  // AVX2-sized tiles (6 x 16, 8 lanes) and a 4-lane fallback, on the host's instruction set.
+  uint32_t seed = kSeed + 200;
+  for (MatmulX86Params p : {MatmulX86Params{8, 6, 16, 12, 2}, MatmulX86Params{4, 4, 16, 8, 1}}) {
+    SCOPED_TRACE(p.str());
+    for (auto [M, N, K] : {std::tuple<int64_t, int64_t, int64_t>{48, 64, 17}, {29, 41, 23}}) {
+      MatmulX86 mm = matmul_x86(M, N, K, p);
+      Module m = pipeline::build(mm.schedule, {mm.A, mm.B, mm.C}, Target::parse("llvm"), "matmul");
+      check_matmul(m, "matmul", M, N, K, ++seed);
+    }
+  }
+}
+
+TEST_F(Matmul, X86ParamsFollowTheTargetVectorWidth) {
+  EXPECT_EQ(matmul_x86_params(1024, 1024, 1024, Target::parse("llvm -mcpu=x86-64-v4")).vector_lanes, 16);
+  EXPECT_EQ(matmul_x86_params(1024, 1024, 1024, Target::parse("llvm -mcpu=x86-64-v4 -mattr=-avx512f")).vector_lanes, 8);
+  EXPECT_EQ(matmul_x86_params(1024, 1024, 1024, Target::parse("llvm -mcpu=haswell")).vector_lanes, 8);
+  MatmulX86Params p = matmul_x86_params(1024, 1024, 1024, Target::parse("llvm -mcpu=x86-64-v4 -num-cores=2"));
+  EXPECT_EQ(p.mr, 8);
+  EXPECT_EQ(p.nr, 32);
+  EXPECT_EQ(p.num_threads, 2);
+  EXPECT_EQ(p.mc % p.mr, 0);
+  EXPECT_THROW(matmul_x86(0, 4, 4, p), Error);
+}
+
+// On an AVX-512 host the k loop of the register tile is one basic block of 16 zmm FMAs (8 rows
+// x 2 vectors) fed by broadcasts of A from memory, with the accumulators in registers: no stack
+// traffic (spills) in that block.
+TEST_F(Matmul, X86InnerLoopIsZmmFmasWithoutSpills) {
+  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "host has no AVX-512";
+  Target target = Target::parse("llvm");
+  MatmulX86 mm = matmul_x86(256, 256, 256, target);
+  Module m = pipeline::build(mm.schedule, {mm.A, mm.B, mm.C}, target, "matmul");
+  std::string asm_text = codegen::llvm_module_source(m, "asm");
+  if (std::getenv("ANVIL_MATMUL_ASM")) std::cerr << asm_text << std::endl;
+  // A basic block starts at a label ".LBB..." and ends at the first jump or the next label.
+  bool found = false;
+  size_t pos = 0;
+  while ((pos = asm_text.find("\n.LBB", pos)) != std::string::npos) {
+    size_t end = asm_text.find("\n.LBB", pos + 1);
+    std::string block = asm_text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    block = block.substr(0, block.find("\n\tj"));
+    pos += 1;
+    int fmas = 0;
+    for (size_t f = 0; (f = block.find("vfmadd231ps", f)) != std::string::npos; ++f) ++fmas;
+    if (fmas < 16) continue;
+    found = true;
+    EXPECT_EQ(fmas, 16) << block;
+    EXPECT_EQ(block.find("%rsp"), std::string::npos) << "stack access in the FMA loop:\n" << block;
+    EXPECT_NE(block.find("vbroadcastss"), std::string::npos) << block;
+    EXPECT_EQ(block.find("%ymm"), std::string::npos) << block;
+  }
+  EXPECT_TRUE(found) << "no basic block with 16 FMAs";
+}
+
+}  // namespace
+}  // namespace anvil::ops
