@@ -75,30 +75,32 @@ def placeholder(shape, dtype=None, name="placeholder"):
     return _te.placeholder(shape, dtype or "float32", name)
 
 
-def _arity(fcompute):
+def _positional_names(fcompute):
+    """The names of fcompute's required positional parameters, or None when it takes *args."""
     try:
         params = _inspect.signature(fcompute).parameters.values()
     except (TypeError, ValueError):
         return None
     if _builtins.any(p.kind == p.VAR_POSITIONAL for p in params):
         return None
-    return _builtins.sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty)
+    return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
 
 
 def compute(shape, fcompute, name="compute", tag="", attrs=None):
     """A tensor whose element at (i, j, ...) is fcompute(i, j, ...).
 
-    fcompute takes one index variable per dimension and returns an expression, or a reduction
-    (te.sum / te.max / te.min) as its whole result. `tag` and `attrs` are accepted for TVM
+    fcompute takes one index variable per dimension (the axes take its parameter names) and
+    returns an expression, or a reduction (te.sum / te.max / te.min) as its whole result. `tag` and `attrs` are accepted for TVM
     compatibility and ignored.
     """
     del tag, attrs
     dims = 1 if not isinstance(shape, (list, tuple)) else len(shape)
-    arity = _arity(fcompute)
-    if arity is not None and arity != dims:
-        raise ValueError(f"compute '{name}': fcompute takes {arity} index arguments but the shape has {dims} "
+    names = _positional_names(fcompute)
+    if names is not None and len(names) != dims:
+        raise ValueError(f"compute '{name}': fcompute takes {len(names)} index arguments but the shape has {dims} "
                          "dimensions")
-    return _te.compute(shape, fcompute, name)
+    # The axes are named after fcompute's parameters, as in TVM (C.op.axis[0].var.name == "i").
+    return _te.compute(shape, fcompute, name, names or [])
 
 
 def reduce_axis(dom, name="rv"):

@@ -69,6 +69,9 @@ def test_tensor_and_axis_properties():
     assert k.iter_type == "reduce" and int(k.dom[1]) == 8
     assert B.op.input_tensors == [A]
     assert A[1][2].dtype == "float32"                  # A[i][j] as in TVM
+    R = te.compute((n, 8), lambda row, col: A[row, col] + 1.0, name="R")
+    assert [iv.var.name for iv in R.op.axis] == ["row", "col"]     # named after the lambda's parameters
+    assert [iv.var.name for iv in te.compute((2, 2), lambda *ij: A[ij[0], ij[1]]).op.axis] == ["i", "j"]
     C = te.placeholder(16, dtype="int8", name="C")
     assert C.dtype == "int8" and int(C.shape[0]) == 16
     s = te.create_schedule(B.op)

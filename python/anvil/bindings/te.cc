@@ -74,13 +74,14 @@ std::string describe(const IterVar& iv) {
   return s + (iv.is_reduce() ? ", reduce)" : ")");
 }
 
-Tensor make_compute(nb::handle shape, nb::callable fcompute, const std::string& name) {
+Tensor make_compute(nb::handle shape, nb::callable fcompute, const std::string& name,
+                    const std::vector<std::string>& axis_names) {
   te::FCompute f = [fcompute](const std::vector<ir::Var>& vars) {
     nb::list args;
     for (const ir::Var& v : vars) args.append(nb::cast(v));
     return to_expr(fcompute(*nb::tuple(args)));
   };
-  return te::compute(to_shape(shape), f, name);
+  return te::compute(to_shape(shape), f, name, axis_names);
 }
 
 ir::PrimExpr reduce(const std::string& kind, nb::handle source, nb::handle axes, nb::handle where) {
@@ -228,7 +229,7 @@ void init_te_schedule(nb::module_& te) {
         return te::placeholder(to_shape(shape), to_dtype(dtype), name);
       },
       nb::arg("shape"), nb::arg("dtype"), nb::arg("name"));
-  te.def("compute", &make_compute, nb::arg("shape"), nb::arg("fcompute"), nb::arg("name"));
+  te.def("compute", &make_compute, nb::arg("shape"), nb::arg("fcompute"), nb::arg("name"), nb::arg("axis_names"));
   te.def(
       "reduce_axis", [](nb::handle lo, nb::handle hi, const std::string& name) {
         return te::reduce_axis(to_expr(lo), to_expr(hi), name);
