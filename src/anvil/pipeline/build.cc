@@ -60,10 +60,10 @@ tir::PrimFunc run_stages(tir::PrimFunc f, const StageHook& after) {
   f = after("simplify (after loop_partition)", p::simplify(f));
   f = after("unroll", p::unroll(f));
   f = after("vectorize", p::vectorize(f));
-  f = after("storage_flatten", tir::storage_flatten(f));
+  f = after("storage_flatten", p::storage_flatten(f));
   f = after("simplify (after storage_flatten)", p::simplify(f));
   f = after("remove_no_op", p::remove_no_op(f));
-  f = after("lower_parallel", tir::lower_parallel(f));
+  f = after("lower_parallel", p::lower_parallel(f));
   return f;
 }
 
