@@ -1,6 +1,10 @@
 # The code examples in docs/ run as written: each block between `<!-- example: NAME -->` and
-# `<!-- end example -->` is executed (its own assertions check the results).
+# `<!-- end example -->` is executed in a fresh Python process (so what it registers or starts
+# cannot leak into other tests); its own assertions check the results, and it must print.
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +22,13 @@ def examples():
 
 
 @pytest.mark.parametrize("code", examples())
-def test_doc_example_runs(code, capsys):
-    exec(compile(code, "<doc example>", "exec"), {"__name__": "doc_example"})
-    assert capsys.readouterr().out  # the examples print something (IR, timings)
+def test_doc_example_runs(code, tmp_path):
+    import anvil
+
+    env = dict(os.environ)
+    package_root = str(Path(anvil.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = package_root + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, f"example failed:\n{proc.stdout}\n{proc.stderr}"
+    assert proc.stdout  # the examples print something (IR, timings, results)
