@@ -10,9 +10,9 @@
 // ahead of time (pack_conv2d_weight; like constant-folded weight layouts in a compiled model)
 // or computed from the OIHW weight inside the kernel (its cost then counts in the kernel).
 // Schedule: one register tile = ow_block output columns × oc_block output channels, vectorized
-// over the channels (oc_block = 32: two zmm per column), columns unrolled, reduction loops
-// (rc, ry, rx) outside the tile; the tile is written to the NCHW output right after its
-// reduction; parallel over (output-channel block × output row).
+// over the channels (oc_block = 32: two zmm per column; ow_block <= 8 columns), columns
+// unrolled, reduction loops (rc, ry, rx) outside the tile; the tile is written to the NCHW
+// output right after its reduction; parallel over (output-channel block × output row).
 #pragma once
 
 #include <cstdint>
@@ -38,7 +38,7 @@ struct Conv2dShape {
 
 struct Conv2dSchedule {
   int oc_block = 32;  // output channels per vector tile (must divide out_channels)
-  int ow_block = 0;   // output columns per register tile; 0: largest divisor of out_width <= 14
+  int ow_block = 0;   // output columns per register tile; 0: largest divisor of out_width <= 8
   bool pack_weight_in_kernel = false;  // the kernel takes OIHW weights and packs them itself
 };
 
