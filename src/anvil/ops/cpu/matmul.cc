@@ -11,6 +11,10 @@
 //         for k in [0, K):                           FMA: broadcast A[i, k], nr-wide B row
 //           unrolled ii < mr: C.local[ii, 0:nr] += A[i0 + ii, k] * B_packed[jo, k, 0:nr]
 //         for ii < mr: C[i0 + ii, jo*nr + 0:nr] = C.local[ii, 0:nr]   (guarded at the edges)
+//
+// With a k block (kc > 0, K > kc) there is no local stage: C is zeroed per (row block, panel),
+// then `for ko: for it: for k in block: unrolled ii: C[i, j0:j0+nr] += ...`; LLVM keeps the
+// tile's C vectors in registers across the k loop (loads before it, stores after it).
 #include "anvil/ops/cpu/matmul.h"
 
 #include <algorithm>
@@ -55,8 +59,8 @@ int vector_lanes_of(const Target& target) {
                      c == "skylake-avx512" || c == "cascadelake" || c == "cooperlake" || c == "icelake-server" ||
                      c == "icelake-client" || c == "tigerlake" || c == "sapphirerapids" || c == "cannonlake";
     avx512 = knows_512;
-    avx2 = knows_512 || c == "x86-64-v3" || c == "haswell" || c == "broadwell" || c == "skylake" ||
-           c == "znver1" || c == "znver2" || c == "znver3" || c == "alderlake";
+    avx2 = knows_512 || c == "x86-64-v3" || c == "haswell" || c == "broadwell" || c == "skylake" || c == "znver1" ||
+           c == "znver2" || c == "znver3" || c == "alderlake";
   }
   if (auto mattr = target.get_list("mattr")) {
     avx512 = has_feature(*mattr, "avx512f", avx512);
@@ -83,13 +87,13 @@ te::Tensor matmul(const te::Tensor& A, const te::Tensor& B, const std::string& n
 
 std::string MatmulX86Params::str() const {
   std::ostringstream out;
-  out << "lanes=" << vector_lanes << " mr=" << mr << " nr=" << nr << " mc=" << mc << " threads=" << num_threads;
+  out << "lanes=" << vector_lanes << " mr=" << mr << " nr=" << nr << " mc=" << mc << " kc=" << kc
+      << " threads=" << num_threads;
   return out.str();
 }
 
 MatmulX86Params matmul_x86_params(int64_t M, int64_t N, int64_t K, const Target& target) {
   (void)N;
-  (void)K;
   MatmulX86Params p;
   p.vector_lanes = vector_lanes_of(target);
   if (p.vector_lanes == 16) {
@@ -104,6 +108,9 @@ MatmulX86Params matmul_x86_params(int64_t M, int64_t N, int64_t K, const Target&
   // thread on the machines this is tuned for).
   int64_t mc = std::max<int64_t>(p.mr, std::min<int64_t>(64, ceil_div(M, 4)) / p.mr * p.mr);
   p.mc = static_cast<int>(mc);
+  // k blocks of 256: the 256 x nr slice of a B panel (32 KiB at nr = 32) stays in L1 while the
+  // row block's register tiles pass over it. K <= kc: one block, the local accumulator tile.
+  p.kc = K > 256 ? 256 : 0;
   return p;
 }
 
@@ -137,11 +144,26 @@ MatmulX86 matmul_x86(int64_t M, int64_t N, int64_t K, const MatmulX86Params& par
   const te::Tensor& PB = out.packed_B;
   te::IterVar k = te::reduce_axis(0, ki, "k");
   out.C = te::compute(
-      {mi, ni},
-      [&](Var i, Var j) { return te::sum(A(i, k) * PB(ir::floordiv(j, nr), k, ir::floormod(j, nr)), {k}); }, "C");
+      {mi, ni}, [&](Var i, Var j) { return te::sum(A(i, k) * PB(ir::floordiv(j, nr), k, ir::floormod(j, nr)), {k}); },
+      "C");
   const te::Tensor& C = out.C;
 
   te::Schedule s = te::create_schedule({C});
+  if (p.kc > 0 && p.kc < K) {
+    // C accumulates in place: row blocks > B panels > k blocks > register tiles > k > rows > lanes.
+    auto [ib, i_in] = s[C].split(C.axis(0), p.mc);
+    auto [it, ii] = s[C].split(i_in, p.mr);
+    auto [jo, ji] = s[C].split(C.axis(1), nr);
+    auto [ko, kk] = s[C].split(C.reduce_axis(0), p.kc);
+    s[C].reorder({ib, jo, ko, it, kk, ii, ji});
+    s[C].parallel(ib);
+    s[C].unroll(ii);
+    s[C].vectorize(ji);
+    s[PB].parallel(PB.axis(0));
+    s[PB].vectorize(PB.axis(2));
+    out.schedule = s;
+    return out;
+  }
   te::Tensor CL = s.cache_write(C, "local");
   // C: row blocks (parallel) > B panels > register tiles > copy-out of the tile.
   auto [ib, i_in] = s[C].split(C.axis(0), p.mc);

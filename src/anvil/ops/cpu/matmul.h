@@ -31,13 +31,18 @@ struct MatmulX86Params {
   int nr = 32;            // register tile columns (nr / vector_lanes vectors), the B panel width
   int mc = 64;            // rows of A per parallel block (the A block mc x K stays in L2)
   int num_threads = 0;    // -num-cores of the target, 0: the runtime's pool
+  // k block: 0 = the register tile runs over all of K in a local accumulator tile; kc > 0 =
+  // the tile accumulates into C directly, kc steps of k at a time (the kc x nr slice of the B
+  // panel stays in L1 across the mc / mr tiles of a row block).
+  int kc = 0;
   std::string str() const;
 };
 
 // Defaults for a target of kind "llvm": the vector width from -mattr / -mcpu (the host's
 // features for "llvm" and -mcpu=native), the register tile sized to fill the vector register
 // file (AVX-512: 8 x 32 = 16 zmm accumulators; AVX2: 6 x 16 = 12 ymm; otherwise 4 x 4·lanes),
-// mc so that there are at least two row blocks per thread where M allows.
+// mc so that there are at least two row blocks per thread where M allows, kc = 256 when K is
+// larger (else 0).
 MatmulX86Params matmul_x86_params(int64_t M, int64_t N, int64_t K, const Target& target);
 
 struct MatmulX86 {

@@ -102,8 +102,8 @@ TEST_F(Matmul, X86ScheduleOnSizesThatDivideTheTiles) {
 TEST_F(Matmul, X86ScheduleOnSizesThatDoNotDivideTheTiles) {
   Target target = Target::parse("llvm -num-cores=2");
   uint32_t seed = kSeed + 100;
-  for (auto [M, N, K] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {7, 45, 19}, {37, 33, 5}, {100, 70, 300},
-                         {9, 31, 2}}) {
+  for (auto [M, N, K] :
+       {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {7, 45, 19}, {37, 33, 5}, {100, 70, 300}, {9, 31, 2}}) {
     MatmulX86 mm = matmul_x86(M, N, K, target);
     Module m = pipeline::build(mm.schedule, {mm.A, mm.B, mm.C}, target, "matmul");
     check_matmul(m, "matmul", M, N, K, ++seed);
@@ -123,6 +123,21 @@ TEST_F(Matmul, X86ScheduleWithNarrowerVectors) {
   }
 }
 
+TEST_F(Matmul, X86ScheduleWithKBlocksThatDoAndDoNotDivideK) {
+  // kc = 64: C accumulates in place over k blocks (the last one guarded when kc does not divide K).
+  uint32_t seed = kSeed + 300;
+  for (int kc : {64, 100}) {
+    MatmulX86Params p = matmul_x86_params(64, 64, 64, Target::parse("llvm -num-cores=2"));
+    p.kc = kc;
+    SCOPED_TRACE(p.str());
+    for (auto [M, N, K] : {std::tuple<int64_t, int64_t, int64_t>{64, 64, 256}, {37, 45, 300}, {8, 32, 65}}) {
+      MatmulX86 mm = matmul_x86(M, N, K, p);
+      Module m = pipeline::build(mm.schedule, {mm.A, mm.B, mm.C}, Target::parse("llvm -num-cores=2"), "matmul");
+      check_matmul(m, "matmul", M, N, K, ++seed);
+    }
+  }
+}
+
 TEST_F(Matmul, X86ParamsFollowTheTargetVectorWidth) {
   EXPECT_EQ(matmul_x86_params(1024, 1024, 1024, Target::parse("llvm -mcpu=x86-64-v4")).vector_lanes, 16);
   EXPECT_EQ(matmul_x86_params(1024, 1024, 1024, Target::parse("llvm -mcpu=x86-64-v4 -mattr=-avx512f")).vector_lanes, 8);
@@ -132,6 +147,8 @@ TEST_F(Matmul, X86ParamsFollowTheTargetVectorWidth) {
   EXPECT_EQ(p.nr, 32);
   EXPECT_EQ(p.num_threads, 2);
   EXPECT_EQ(p.mc % p.mr, 0);
+  EXPECT_EQ(p.kc, 256);
+  EXPECT_EQ(matmul_x86_params(64, 64, 200, Target::parse("llvm -mcpu=x86-64-v4")).kc, 0);
   EXPECT_THROW(matmul_x86(0, 4, 4, p), Error);
 }
 
@@ -141,28 +158,31 @@ TEST_F(Matmul, X86ParamsFollowTheTargetVectorWidth) {
 TEST_F(Matmul, X86InnerLoopIsZmmFmasWithoutSpills) {
   if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "host has no AVX-512";
   Target target = Target::parse("llvm");
-  MatmulX86 mm = matmul_x86(256, 256, 256, target);
-  Module m = pipeline::build(mm.schedule, {mm.A, mm.B, mm.C}, target, "matmul");
-  std::string asm_text = codegen::llvm_module_source(m, "asm");
-  if (std::getenv("ANVIL_MATMUL_ASM")) std::cerr << asm_text << std::endl;
-  // A basic block starts at a label ".LBB..." and ends at the first jump or the next label.
-  bool found = false;
-  size_t pos = 0;
-  while ((pos = asm_text.find("\n.LBB", pos)) != std::string::npos) {
-    size_t end = asm_text.find("\n.LBB", pos + 1);
-    std::string block = asm_text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-    block = block.substr(0, block.find("\n\tj"));
-    pos += 1;
-    int fmas = 0;
-    for (size_t f = 0; (f = block.find("vfmadd231ps", f)) != std::string::npos; ++f) ++fmas;
-    if (fmas < 16) continue;
-    found = true;
-    EXPECT_EQ(fmas, 16) << block;
-    EXPECT_EQ(block.find("%rsp"), std::string::npos) << "stack access in the FMA loop:\n" << block;
-    EXPECT_NE(block.find("vbroadcastss"), std::string::npos) << block;
-    EXPECT_EQ(block.find("%ymm"), std::string::npos) << block;
+  for (int64_t size : {256, 1024}) {  // the local tile (K <= kc) and the k-blocked tile
+    SCOPED_TRACE(::testing::Message() << "size " << size);
+    MatmulX86 mm = matmul_x86(size, size, size, target);
+    Module m = pipeline::build(mm.schedule, {mm.A, mm.B, mm.C}, target, "matmul");
+    std::string asm_text = codegen::llvm_module_source(m, "asm");
+    if (std::getenv("ANVIL_MATMUL_ASM")) std::cerr << asm_text << std::endl;
+    // A basic block starts at a label ".LBB..." and ends at the first jump or the next label.
+    bool found = false;
+    size_t pos = 0;
+    while ((pos = asm_text.find("\n.LBB", pos)) != std::string::npos) {
+      size_t end = asm_text.find("\n.LBB", pos + 1);
+      std::string block = asm_text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+      block = block.substr(0, block.find("\n\tj"));
+      pos += 1;
+      int fmas = 0;
+      for (size_t f = 0; (f = block.find("vfmadd231ps", f)) != std::string::npos; ++f) ++fmas;
+      if (fmas < 16) continue;
+      found = true;
+      EXPECT_EQ(fmas, 16) << block;
+      EXPECT_EQ(block.find("%rsp"), std::string::npos) << "stack access in the FMA loop:\n" << block;
+      EXPECT_NE(block.find("vbroadcastss"), std::string::npos) << block;
+      EXPECT_EQ(block.find("%ymm"), std::string::npos) << block;
+    }
+    EXPECT_TRUE(found) << "no basic block with 16 FMAs";
   }
-  EXPECT_TRUE(found) << "no basic block with 16 FMAs";
 }
 
 }  // namespace
