@@ -17,9 +17,10 @@ APT_PACKAGES=(
   libopenblas-dev                         # OpenBLAS: GEMM peer in bench/ (cblas_sgemm)
   python3 python3-dev python3-venv        # the Python package
 )
-# Python packages: bindings, build backend, tests; apache-tvm is the RPC interoperability peer.
+# Python packages: bindings, build backend, tests; apache-tvm is the RPC interoperability peer
+# (tornado: TVM's own proxy and tracker need it, for the interop tests and bench/rpc).
 # Entries are pip-name[:import-name].
-PIP_PACKAGES=(numpy nanobind pytest scikit-build-core apache-tvm:tvm)
+PIP_PACKAGES=(numpy nanobind pytest scikit-build-core apache-tvm:tvm tornado)
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
