@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <thread>
 
 #include "anvil/base/error.h"
 #include "anvil/ir/expr_ops.h"
@@ -104,9 +105,10 @@ MatmulX86Params matmul_x86_params(int64_t M, int64_t N, int64_t K, const Target&
     p.mr = 4, p.nr = 4 * p.vector_lanes;
   }
   p.num_threads = static_cast<int>(target.get_int("num-cores").value_or(0));
-  // Row blocks: a multiple of mr, at most 64 rows, and at least 4 blocks when M allows (two per
-  // thread on the machines this is tuned for).
-  int64_t mc = std::max<int64_t>(p.mr, std::min<int64_t>(64, ceil_div(M, 4)) / p.mr * p.mr);
+  // Row blocks: a multiple of mr, at most 64 rows (the A rows of a block stay in L2), and at
+  // least two blocks per thread when M allows (threads: -num-cores, else the host's CPUs).
+  int64_t threads = p.num_threads > 0 ? p.num_threads : std::max(1u, std::thread::hardware_concurrency());
+  int64_t mc = std::max<int64_t>(p.mr, std::min<int64_t>(64, ceil_div(M, 2 * threads)) / p.mr * p.mr);
   p.mc = static_cast<int>(mc);
   // k blocks of 256: the 256 x nr slice of a B panel (32 KiB at nr = 32) stays in L1 while the
   // row block's register tiles pass over it. K <= kc: one block, the local accumulator tile.

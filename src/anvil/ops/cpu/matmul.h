@@ -41,7 +41,8 @@ struct MatmulX86Params {
 // Defaults for a target of kind "llvm": the vector width from -mattr / -mcpu (the host's
 // features for "llvm" and -mcpu=native), the register tile sized to fill the vector register
 // file (AVX-512: 8 x 32 = 16 zmm accumulators; AVX2: 6 x 16 = 12 ymm; otherwise 4 x 4·lanes),
-// mc so that there are at least two row blocks per thread where M allows, kc = 256 when K is
+// mc <= 64 rows with at least two row blocks per thread (-num-cores, else the host's CPUs)
+// where M allows, kc = 256 when K is
 // larger (else 0).
 MatmulX86Params matmul_x86_params(int64_t M, int64_t N, int64_t K, const Target& target);
 

@@ -148,6 +148,9 @@ TEST_F(Matmul, X86ParamsFollowTheTargetVectorWidth) {
   EXPECT_EQ(p.num_threads, 2);
   EXPECT_EQ(p.mc % p.mr, 0);
   EXPECT_EQ(p.kc, 256);
+  EXPECT_EQ(p.mc, 64);
+  EXPECT_EQ(matmul_x86_params(256, 256, 256, Target::parse("llvm -mcpu=x86-64-v4 -num-cores=4")).mc, 32);
+  EXPECT_EQ(matmul_x86_params(4, 256, 256, Target::parse("llvm -mcpu=x86-64-v4 -num-cores=4")).mc, 8);
   EXPECT_EQ(matmul_x86_params(64, 64, 200, Target::parse("llvm -mcpu=x86-64-v4")).kc, 0);
   EXPECT_THROW(matmul_x86(0, 4, 4, p), Error);
 }
