@@ -9,7 +9,7 @@ from . import _ffi
 from ._device import device as _to_device
 from ._ffi import Module
 from .runtime.vm import BenchmarkResult
-from .te import Schedule, Tensor
+from .te import Schedule
 from .tir import PrimFunc
 
 _te = _ffi.te
@@ -170,4 +170,3 @@ Module.get_source = _get_source
 Module.time_evaluator = _time_evaluator
 
 __all__ = ["build", "lower"]
-del Tensor
