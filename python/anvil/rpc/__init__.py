@@ -435,6 +435,7 @@ class PopenSession(RPCSession):
 
 
 from .tracker import TrackerSession, connect_tracker  # noqa: E402
+from .server import Server  # noqa: E402
 
 
 # -- anvil.tensor / anvil.empty on remote devices ---------------------------------------------------
