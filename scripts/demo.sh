@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets up, builds, and runs the runtime demo: compile C kernels into a library with an embedded
+# Sets up, builds, and runs the runtime demo: compile tensor-expression kernels with LLVM into a library with an embedded
 # weights blob, load it through the runtime, run it on random inputs, check the results against
 # numpy and print outputs and latency.
 set -euo pipefail
