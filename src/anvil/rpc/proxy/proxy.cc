@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "anvil/base/error.h"
+#include "anvil/rpc/asio_listen.h"
 #include "anvil/rpc/log.h"
 #include "anvil/rpc/protocol.h"
 #include "anvil/rpc/proxy/pairing.h"
@@ -25,16 +26,6 @@ constexpr auto kTrackerPeriod = std::chrono::seconds(2);
 constexpr auto kAllocTimeout = std::chrono::seconds(5);
 enum TrackerCode : int { kSuccess = 0, kPut = 3, kUpdateInfo = 5, kGetPendingMatchKeys = 7 };
 
-asio::ip::address resolve_host(asio::io_context& io, const std::string& host) {
-  asio::error_code ec;
-  auto address = asio::ip::make_address(host, ec);
-  if (!ec) return address;
-  asio::ip::tcp::resolver resolver(io);
-  auto results = resolver.resolve(asio::ip::tcp::v4(), host, "0", ec);
-  if (ec || results.empty()) io_error("proxy: cannot resolve host '", host, "': ", ec.message());
-  return results.begin()->endpoint().address();
-}
-
 }  // namespace
 
 struct Proxy::Impl : PeerOwner {
@@ -44,25 +35,8 @@ struct Proxy::Impl : PeerOwner {
   }
 
   void bind() {
-    auto address = resolve_host(io, options.host);
-    int first = options.port;
-    int last = options.port_end > options.port ? options.port_end : options.port + 1;
-    for (int port = first; port < last; ++port) {
-      asio::ip::tcp::endpoint endpoint(address, static_cast<unsigned short>(port));
-      asio::error_code ec;
-      if (acceptor.is_open()) acceptor.close(ec);
-      acceptor.open(endpoint.protocol(), ec);
-      if (ec) io_error("proxy: cannot open a socket for ", options.host, ": ", ec.message());
-      acceptor.set_option(asio::socket_base::reuse_address(true), ec);
-      acceptor.bind(endpoint, ec);
-      if (ec == asio::error::address_in_use) continue;
-      if (ec) io_error("proxy: cannot bind ", options.host, ":", port, ": ", ec.message());
-      acceptor.listen(asio::socket_base::max_listen_connections, ec);
-      if (ec) io_error("proxy: cannot listen on ", options.host, ":", port, ": ", ec.message());
-      bound_port = acceptor.local_endpoint().port();
-      break;
-    }
-    if (bound_port == 0) io_error("proxy: cannot bind to any port in [", first, ", ", last, ")");
+    auto address = resolve_host(io, options.host, "proxy");
+    bound_port = listen_on_first_free_port(acceptor, address, options.host, options.port, options.port_end, "proxy");
     log_info("RPCProxy: client port bind to ", options.host, ":", bound_port);
     if (tracker) {
       log_info("RPCProxy: tracker mode: registering servers with tracker ", tracker->address());

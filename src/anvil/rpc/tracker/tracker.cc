@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "anvil/base/error.h"
+#include "anvil/rpc/asio_listen.h"
 #include "anvil/rpc/tracker/http_status.h"
 #include "anvil/rpc/tracker/log.h"
 #include "anvil/rpc/tracker/status_render.h"
@@ -18,16 +19,6 @@ std::string random_stop_key() {
   std::random_device device;
   std::mt19937_64 gen(device());
   return str_cat("tracker:", std::uniform_real_distribution<double>(0.0, 1.0)(gen));
-}
-
-asio::ip::address resolve_host(asio::io_context& io, const std::string& host) {
-  asio::error_code ec;
-  auto address = asio::ip::make_address(host, ec);
-  if (!ec) return address;
-  asio::ip::tcp::resolver resolver(io);
-  auto results = resolver.resolve(asio::ip::tcp::v4(), host, "0", ec);
-  if (ec || results.empty()) io_error("tracker: cannot resolve host '", host, "': ", ec.message());
-  return results.begin()->endpoint().address();
 }
 
 std::string peer_ip_of(const asio::ip::tcp::socket& socket) {
@@ -53,26 +44,8 @@ struct Tracker::Impl : ConnectionOwner {
         started(std::chrono::steady_clock::now()) {}
 
   void bind() {
-    auto address = resolve_host(io, options.host);
-    int first = options.port;
-    int last = options.port_end > options.port ? options.port_end : options.port + 1;
-    for (int port = first; port < last; ++port) {
-      asio::ip::tcp::endpoint endpoint(address, static_cast<unsigned short>(port));
-      asio::error_code ec;
-      if (acceptor.is_open()) acceptor.close(ec);
-      acceptor.open(endpoint.protocol(), ec);
-      if (ec) io_error("tracker: cannot open a socket for ", options.host, ": ", ec.message());
-      acceptor.set_option(asio::socket_base::reuse_address(true), ec);
-      acceptor.bind(endpoint, ec);
-      if (ec == asio::error::address_in_use) continue;
-      if (ec) io_error("tracker: cannot bind ", options.host, ":", port, ": ", ec.message());
-      // TVM listens with a backlog of 1; a farm's worth of clients connecting at once needs more.
-      acceptor.listen(asio::socket_base::max_listen_connections, ec);
-      if (ec) io_error("tracker: cannot listen on ", options.host, ":", port, ": ", ec.message());
-      bound_port = acceptor.local_endpoint().port();
-      break;
-    }
-    if (bound_port == 0) io_error("tracker: cannot bind to any port in [", first, ", ", last, ")");
+    auto address = resolve_host(io, options.host, "tracker");
+    bound_port = listen_on_first_free_port(acceptor, address, options.host, options.port, options.port_end, "tracker");
     log_info("bind to ", options.host, ":", bound_port);
     if (options.http_port) {
       asio::ip::tcp::endpoint endpoint(address, static_cast<unsigned short>(*options.http_port));
