@@ -8,6 +8,7 @@
 
 #include "anvil/base/error.h"
 #include "anvil/codegen/c/c_source_module.h"
+#include "anvil/codegen/parallel_tasks.h"
 #include "anvil/ir/expr_functor.h"
 #include "anvil/ir/printer.h"
 #include "anvil/runtime/c_abi.h"
@@ -434,7 +435,11 @@ class CodeGenC {
     for (const Var& v : captured) line("c_." + name_of(v.get()) + " = " + name_of(v.get()) + ";");
     line("c_.anvil_min = " + expr(op->min(), -1) + ";");
     line("c_.anvil_extent = " + expr(op->extent(), -1) + ";");
-    line("{ int32_t s_ = __anvil_runtime_api->parallel_launch(" + base + ", &c_, " + std::to_string(num_cores_) +
+    // Tasks: parallel_tasks.h.
+    std::string num_task = num_cores_ > 0 ? std::to_string(num_cores_)
+                                          : "(c_.anvil_extent <= " + std::to_string(kMaxTaskPerIteration) +
+                                                " ? (int32_t)c_.anvil_extent : 0)";
+    line("{ int32_t s_ = __anvil_runtime_api->parallel_launch(" + base + ", &c_, " + num_task +
          "); if (s_ != 0) return s_; }");
     --indent_;
     line("}");

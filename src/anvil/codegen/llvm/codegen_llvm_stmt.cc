@@ -14,6 +14,7 @@
 
 #include "anvil/base/error.h"
 #include "anvil/codegen/llvm/codegen_llvm_impl.h"
+#include "anvil/codegen/parallel_tasks.h"
 #include "anvil/ir/printer.h"
 #include "anvil/runtime/c_abi.h"
 #include "anvil/tir/stmt_functor.h"
@@ -221,8 +222,13 @@ void CodeGenLLVM::emit_parallel(const tir::ForNode* op) {
   vars_ = std::move(parent_vars);
   b_.SetInsertPoint(parent_bb);
   llvm::Value* launch = runtime_api_fn(kApiParallelLaunch);
-  llvm::Value* status =
-      b_.CreateCall(abi_.parallel_launch, launch, {lambda, closure, b_.getInt32(static_cast<uint32_t>(num_cores_ > 0 ? num_cores_ : 0))});
+  // Tasks: parallel_tasks.h.
+  llvm::Value* num_task = b_.getInt32(static_cast<uint32_t>(num_cores_));
+  if (num_cores_ <= 0) {
+    llvm::Value* few = b_.CreateICmpSLE(extent, llvm::ConstantInt::get(ity, kMaxTaskPerIteration));
+    num_task = b_.CreateSelect(few, b_.CreateIntCast(extent, b_.getInt32Ty(), true), b_.getInt32(0));
+  }
+  llvm::Value* status = b_.CreateCall(abi_.parallel_launch, launch, {lambda, closure, num_task});
   return_if_nonzero(status);
 }
 

@@ -158,6 +158,9 @@ struct ThreadPool::Job {
   void* closure = nullptr;
   int32_t num_task = 0;
   int32_t stride = 1;  // threads that run tasks
+  // num_task > stride: after its first task (its thread index), a thread claims the next one
+  // here, so a thread slowed down (a busy sibling core, a page fault) takes fewer tasks.
+  std::atomic<int32_t>* next_task = nullptr;
   BarrierState* barrier = nullptr;
   uint32_t finished_target = 0;  // Shared::finished once every worker of the launch is done
 };
@@ -208,6 +211,8 @@ struct ThreadPool::Shared {
   // write it (and pull the line back) to arm a launch.
   alignas(kCacheLine) std::atomic<uint32_t> finished{0};
   std::atomic<uint32_t> caller_sleepers{0};
+  // The next unclaimed task of a launch with more tasks than threads (Job::next_task).
+  alignas(kCacheLine) std::atomic<int32_t> next_task{0};
 };
 
 ThreadPool& ThreadPool::global() {
@@ -326,7 +331,10 @@ void ThreadPool::worker_main(int index) {
 void ThreadPool::run_tasks(const Job& job, int32_t first_task, TaskResult& result) {
   if (result.failed_task >= 0) result = TaskResult{};  // write only after a failure
   bool was_in_task = std::exchange(tls_in_task, true);
-  for (int32_t task = first_task; task < job.num_task; task += job.stride) {
+  auto next = [&job](int32_t task) {
+    return job.next_task ? job.next_task->fetch_add(1, std::memory_order_relaxed) : task + job.stride;
+  };
+  for (int32_t task = first_task; task < job.num_task; task = next(task)) {
     AnvilParallelEnv env{job.barrier, job.num_task};  // fresh per task: a task may scribble on it
     int32_t status = 0;
     std::string what;
@@ -371,7 +379,7 @@ void ThreadPool::report_failure(const TaskResult& result, int thread_index, int3
 
 int32_t ThreadPool::launch_serial(AnvilParallelLambda lambda, void* closure, int32_t num_task) {
   static BarrierState unsupported;  // never written: barrier() refuses it
-  Job job{lambda, closure, num_task, 1, &unsupported};
+  Job job{lambda, closure, num_task, 1, nullptr, &unsupported};
   TaskResult result;
   run_tasks(job, 0, result);
   if (result.failed_task < 0) return 0;
@@ -395,7 +403,11 @@ int32_t ThreadPool::launch(AnvilParallelLambda lambda, void* closure, int32_t nu
   int32_t active = std::min(num_task, threads);
   Shared& shared = *shared_;
   uint32_t target = shared.finished.load(std::memory_order_relaxed) + (active - 1);
-  Job job{lambda, closure, num_task, active, &shared.barrier, target};
+  Job job{lambda, closure, num_task, active, nullptr, &shared.barrier, target};
+  if (num_task > active) {
+    shared.next_task.store(active, std::memory_order_relaxed);  // published with the job below
+    job.next_task = &shared.next_task;
+  }
   shared.barrier.arm(num_task, num_task <= threads);
   for (int32_t i = 1; i < active; ++i) {  // the seq_cst bump publishes everything above
     slots_[i].job = job;

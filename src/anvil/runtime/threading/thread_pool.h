@@ -1,6 +1,7 @@
 // The CPU thread pool behind AnvilParallelLaunch / AnvilParallelBarrier: generated kernels split
 // a parallel loop into tasks and hand them to this pool. The point is a low cost per launch, so
-// tasks are assigned statically (no queue), idle workers spin briefly before sleeping, and the
+// there is no queue: each thread starts with the task of its own index, tasks beyond the thread
+// count are claimed from one atomic counter, idle workers spin briefly before sleeping, and the
 // caller runs task 0 itself.
 #pragma once
 
@@ -20,8 +21,9 @@ namespace anvil::runtime {
 //
 // Launch contract:
 //  - num_task == 0 means num_threads(). Every task id in [0, num_task) runs exactly once.
-//  - Task t runs on pool thread t % num_threads(); pool thread 0 is the caller. With more tasks
-//    than threads a thread runs its tasks t, t+P, t+2P, ... one after another.
+//  - Task t < num_threads() runs on pool thread t; pool thread 0 is the caller. With more tasks
+//    than threads, a thread that finished a task claims the lowest unclaimed one (an atomic
+//    counter), so threads slowed down by something else on the machine take fewer tasks.
 //  - launch returns after every task finished: 0 if all returned 0, otherwise -1 with a message
 //    recorded through AnvilErrorSet (a task that failed on the calling thread keeps its own).
 //    An exception thrown by a task counts as a failure; it never leaves launch.

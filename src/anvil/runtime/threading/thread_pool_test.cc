@@ -76,21 +76,34 @@ TEST(ThreadPool, EveryTaskIdRunsExactlyOnce) {
   }
 }
 
-TEST(ThreadPool, TasksAreAssignedStaticallyAndTaskZeroRunsOnTheCaller) {
+TEST(ThreadPool, FirstTasksRunOnTheirOwnThreadsTaskZeroOnTheCallerTheRestGoToFreeThreads) {
   ThreadPool pool(4);
   constexpr int32_t kTasks = 64;
   std::vector<std::thread::id> ran_on(kTasks);
+  std::vector<std::atomic<int>> runs(kTasks);
+  std::atomic<int> slow_thread_tasks{0};
+  std::thread::id slow;
   ASSERT_EQ(launch_with(pool, kTasks,
                         [&](int32_t task, AnvilParallelEnv*) {
                           ran_on[task] = std::this_thread::get_id();
+                          runs[task]++;
+                          if (task == 1) {  // pool thread 1 is held up: the others take its share
+                            slow = std::this_thread::get_id();
+                            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+                          }
                           return 0;
                         }),
             0);
   EXPECT_EQ(ran_on[0], std::this_thread::get_id());
-  for (int32_t t = 0; t < kTasks; ++t) EXPECT_EQ(ran_on[t], ran_on[t % 4]) << "task " << t;
   for (int32_t a = 0; a < 4; ++a) {
     for (int32_t b = a + 1; b < 4; ++b) EXPECT_NE(ran_on[a], ran_on[b]);
   }
+  for (int32_t t = 0; t < kTasks; ++t) {
+    EXPECT_EQ(runs[t].load(), 1) << "task " << t;
+    if (ran_on[t] == slow) slow_thread_tasks++;
+  }
+  // Static assignment would give every thread 16 tasks; the held-up thread gets far fewer.
+  EXPECT_LT(slow_thread_tasks.load(), 8);
 }
 
 TEST(ThreadPool, ParallelSumMatchesSerialSum) {

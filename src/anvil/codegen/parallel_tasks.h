@@ -1,0 +1,16 @@
+// How many tasks the CPU code generators launch a parallel loop with (both llvm and c).
+//
+// A loop of at most kMaxTaskPerIteration iterations is coarse work (row blocks of a GEMM, the
+// channels of a convolution): one task per iteration, and the thread pool hands tasks to
+// whichever thread is free, so a core slowed down by a neighbour takes fewer blocks. A longer
+// loop is fine-grained: one chunk per pool thread (num_task 0) keeps the launch cheap.
+// A target with -num-cores=N always launches N tasks.
+#pragma once
+
+#include <cstdint>
+
+namespace anvil::codegen {
+
+inline constexpr int64_t kMaxTaskPerIteration = 64;
+
+}  // namespace anvil::codegen
