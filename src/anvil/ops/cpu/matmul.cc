@@ -1,20 +1,25 @@
 // Matmul compute definition and the hand-written x86 schedule (see matmul.h).
 //
-// Loop structure of matmul_x86 (M, N, K constants; mr x nr register tile, mc row blocks):
+// Loop structure of matmul_x86 with k blocks (kc > 0, K > kc; mr x nr register tile):
 //
-//   parallel for jp in [0, ceil(N / nr)):            B_packed[jp, k, 0:nr] = B[k, jp*nr + 0:nr]
-//     for k: vector store of nr lanes (the last panel repeats B's last column)
-//   parallel for ib in [0, ceil(M / mc)):            row block of A (mc x K, stays in L2)
-//     for jo in [0, ceil(N / nr)):                   one B panel (K x nr, contiguous)
-//       for it in [0, mc / mr):                      one register tile
-//         C.local[0:mr, 0:nr] = 0                    (mr * nr / lanes vector registers)
-//         for k in [0, K):                           FMA: broadcast A[i, k], nr-wide B row
-//           unrolled ii < mr: C.local[ii, 0:nr] += A[i0 + ii, k] * B_packed[jo, k, 0:nr]
-//         for ii < mr: C[i0 + ii, jo*nr + 0:nr] = C.local[ii, 0:nr]   (guarded at the edges)
+//   C = 0                                             (parallel over row blocks)
+//   for jc in [0, ceil(N / nc)):                      B block columns
+//     for ko in [0, ceil(K / kc)):                    k block
+//       parallel for p:  B_packed[p, k, 0:nr] = B[k, p*nr + 0:nr]   (kc x nc block, stays in L2)
+//       parallel for ib in [0, ceil(M / mc)):         row block: one pool task each
+//         A_packed[ip, k, 0:mr] = A[ip*mr + 0:mr, k]  (mc x kc, this task's rows)
+//         for jo in [0, nc / nr):                     one B panel slice (kc x nr, stays in L1)
+//           for it in [0, mc / mr):                   one register tile
+//             for k in block:                         FMA: broadcast A_packed, nr-wide B row
+//               unrolled ii < mr: C[i0 + ii, j0:j0+nr] += A_packed[.., k, ii] * B_packed[.., k, 0:nr]
 //
-// With a k block (kc > 0, K > kc) there is no local stage: C is zeroed per (row block, panel),
-// then `for ko: for it: for k in block: unrolled ii: C[i, j0:j0+nr] += ...`; LLVM keeps the
-// tile's C vectors in registers across the k loop (loads before it, stores after it).
+// LLVM keeps the tile's C vectors in registers across the k loop (loads before it, stores after
+// it). Packing A makes the tile's A reads contiguous (rows of A are K floats apart: at K = 1024
+// the 8 rows of a tile fall in one L1 set). Row blocks are small (64 at most) so that a thread
+// slowed by something else on the machine simply takes fewer of them.
+//
+// Without k blocks (K <= kc) the tile accumulates in a "local" cache_write stage over all of K
+// and is copied to C after it; B is packed whole first, A is read in place.
 #include "anvil/ops/cpu/matmul.h"
 
 #include <algorithm>
@@ -88,13 +93,12 @@ te::Tensor matmul(const te::Tensor& A, const te::Tensor& B, const std::string& n
 
 std::string MatmulX86Params::str() const {
   std::ostringstream out;
-  out << "lanes=" << vector_lanes << " mr=" << mr << " nr=" << nr << " mc=" << mc << " kc=" << kc
+  out << "lanes=" << vector_lanes << " mr=" << mr << " nr=" << nr << " mc=" << mc << " kc=" << kc << " nc=" << nc
       << " threads=" << num_threads;
   return out.str();
 }
 
 MatmulX86Params matmul_x86_params(int64_t M, int64_t N, int64_t K, const Target& target) {
-  (void)N;
   MatmulX86Params p;
   p.vector_lanes = vector_lanes_of(target);
   if (p.vector_lanes == 16) {
@@ -105,14 +109,24 @@ MatmulX86Params matmul_x86_params(int64_t M, int64_t N, int64_t K, const Target&
     p.mr = 4, p.nr = 4 * p.vector_lanes;
   }
   p.num_threads = static_cast<int>(target.get_int("num-cores").value_or(0));
-  // Row blocks: a multiple of mr, at most 64 rows (the A rows of a block stay in L2), and at
-  // least two blocks per thread when M allows (threads: -num-cores, else the host's CPUs).
+  constexpr int64_t kKBlock = 128;  // kc x nr of B = 16 KiB at nr = 32: half of L1
+  if (K > kKBlock) {
+    // Measured on AVX-512 (bench/gemm_bench.cc, 1 and 2 threads, 512..2048): kc = 128 with
+    // mc = 16 or 32 beat kc = 256 and mc = 64 by 5-15 %.
+    p.kc = static_cast<int>(kKBlock);
+    p.nc = static_cast<int>(std::min<int64_t>(ceil_div(N, p.nr), 2048 / p.nr) * p.nr);
+    int64_t mc = std::max<int64_t>(16, ceil_div(M, 64));  // at most 64 row blocks
+    mc = std::min<int64_t>(ceil_div(mc, p.mr) * p.mr, ceil_div(M, p.mr) * p.mr);
+    p.mc = static_cast<int>(mc);
+    return p;
+  }
+  // One k block: row blocks a multiple of mr, at most 64 rows (the A rows of a block stay in
+  // L2), and at least two blocks per thread when M allows (threads: -num-cores, else the host's).
   int64_t threads = p.num_threads > 0 ? p.num_threads : std::max(1u, std::thread::hardware_concurrency());
   int64_t mc = std::max<int64_t>(p.mr, std::min<int64_t>(64, ceil_div(M, 2 * threads)) / p.mr * p.mr);
   p.mc = static_cast<int>(mc);
-  // k blocks of 256: the 256 x nr slice of a B panel (32 KiB at nr = 32) stays in L1 while the
-  // row block's register tiles pass over it. K <= kc: one block, the local accumulator tile.
-  p.kc = K > 256 ? 256 : 0;
+  p.kc = 0;
+  p.nc = 0;
   return p;
 }
 
@@ -125,18 +139,20 @@ MatmulX86 matmul_x86(int64_t M, int64_t N, int64_t K, const MatmulX86Params& par
   const MatmulX86Params& p = params;
   if (p.mr <= 0 || p.nr <= 0 || p.vector_lanes <= 0 || p.nr % p.vector_lanes != 0 || p.mc <= 0 || p.mc % p.mr != 0)
     value_error("matmul_x86: bad tile sizes (", p.str(), "): nr must be a multiple of the lanes, mc of mr");
-  const int mi = static_cast<int>(M), ni = static_cast<int>(N), ki = static_cast<int>(K), nr = p.nr;
+  const bool k_blocks = p.kc > 0 && p.kc < K;
+  if (k_blocks && (p.nc <= 0 || p.nc % p.nr != 0))
+    value_error("matmul_x86: bad tile sizes (", p.str(), "): with k blocks nc must be a positive multiple of nr");
+  const int mi = static_cast<int>(M), ni = static_cast<int>(N), ki = static_cast<int>(K), nr = p.nr, mr = p.mr;
   MatmulX86 out;
   out.params = p;
   out.A = te::placeholder({mi, ki}, DataType::float32(), "A");
   out.B = te::placeholder({ki, ni}, DataType::float32(), "B");
   const te::Tensor& A = out.A;
   const te::Tensor& B = out.B;
-  const int panels = static_cast<int>(ceil_div(N, nr));
   // Panel jp holds columns [jp*nr, jp*nr + nr) row after row; columns past N repeat column N-1
   // (finite values; the products they feed are never stored).
   out.packed_B = te::compute(
-      {panels, ki, nr},
+      {static_cast<int>(ceil_div(N, nr)), ki, nr},
       [&](Var jp, Var k, Var jj) {
         PrimExpr col = jp * nr + jj;
         if (N % nr != 0) col = ir::min(col, ni - 1);
@@ -145,27 +161,48 @@ MatmulX86 matmul_x86(int64_t M, int64_t N, int64_t K, const MatmulX86Params& par
       "B_packed");
   const te::Tensor& PB = out.packed_B;
   te::IterVar k = te::reduce_axis(0, ki, "k");
+  if (k_blocks) {
+    // Panel ip holds rows [ip*mr, ip*mr + mr) column after column (rows past M repeat row M-1).
+    out.packed_A = te::compute(
+        {static_cast<int>(ceil_div(M, mr)), ki, mr},
+        [&](Var ip, Var kk, Var ii) {
+          PrimExpr row = ip * mr + ii;
+          if (M % mr != 0) row = ir::min(row, mi - 1);
+          return A(row, kk);
+        },
+        "A_packed");
+    const te::Tensor& PA = out.packed_A;
+    out.C = te::compute(
+        {mi, ni},
+        [&](Var i, Var j) {
+          return te::sum(PA(ir::floordiv(i, mr), k, ir::floormod(i, mr)) * PB(ir::floordiv(j, nr), k, ir::floormod(j, nr)),
+                         {k});
+        },
+        "C");
+    const te::Tensor& C = out.C;
+    te::Schedule s = te::create_schedule({C});
+    auto [ib, i_in] = s[C].split(C.axis(0), p.mc);
+    auto [it, ii] = s[C].split(i_in, mr);
+    auto [jc, j_in] = s[C].split(C.axis(1), p.nc);
+    auto [jo, ji] = s[C].split(j_in, nr);
+    auto [ko, kk] = s[C].split(C.reduce_axis(0), p.kc);
+    s[C].reorder({jc, ko, ib, jo, it, kk, ii, ji});
+    s[C].parallel(ib);
+    s[C].unroll(ii);
+    s[C].vectorize(ji);
+    s[PB].compute_at(s[C], ko);  // one kc x nc block per k block, packed by all threads
+    s[PB].parallel(PB.axis(0));
+    s[PB].vectorize(PB.axis(2));
+    s[PA].compute_at(s[C], ib);  // each task packs its own rows
+    s[PA].vectorize(PA.axis(2));
+    out.schedule = s;
+    return out;
+  }
   out.C = te::compute(
       {mi, ni}, [&](Var i, Var j) { return te::sum(A(i, k) * PB(ir::floordiv(j, nr), k, ir::floormod(j, nr)), {k}); },
       "C");
   const te::Tensor& C = out.C;
-
   te::Schedule s = te::create_schedule({C});
-  if (p.kc > 0 && p.kc < K) {
-    // C accumulates in place: row blocks > B panels > k blocks > register tiles > k > rows > lanes.
-    auto [ib, i_in] = s[C].split(C.axis(0), p.mc);
-    auto [it, ii] = s[C].split(i_in, p.mr);
-    auto [jo, ji] = s[C].split(C.axis(1), nr);
-    auto [ko, kk] = s[C].split(C.reduce_axis(0), p.kc);
-    s[C].reorder({ib, jo, ko, it, kk, ii, ji});
-    s[C].parallel(ib);
-    s[C].unroll(ii);
-    s[C].vectorize(ji);
-    s[PB].parallel(PB.axis(0));
-    s[PB].vectorize(PB.axis(2));
-    out.schedule = s;
-    return out;
-  }
   te::Tensor CL = s.cache_write(C, "local");
   // C: row blocks (parallel) > B panels > register tiles > copy-out of the tile.
   auto [ib, i_in] = s[C].split(C.axis(0), p.mc);

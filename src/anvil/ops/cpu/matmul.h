@@ -1,14 +1,15 @@
 // Matrix multiplication for CPUs: the compute definition (C = A·B, a sum over k) and Anvil's
-// hand-written x86 schedule for it (B packed into nr-wide panels, an mr x nr register tile of
-// FMA accumulators in a "local" cache_write stage, k innermost per tile, mc row blocks in
-// parallel).
+// hand-written x86 schedule for it, laid out like a BLIS/GotoBLAS GEMM: B packed into nr-wide
+// panels, A into mr-row panels, an mr x nr register tile of FMA accumulators, k blocks that keep
+// the B slice of a tile in L1 and the packed B block in L2, row blocks in parallel.
 //
 //   MatmulX86 mm = matmul_x86(1024, 1024, 1024, Target::parse("llvm"));
 //   Module m = pipeline::build(mm.schedule, {mm.A, mm.B, mm.C}, target, "matmul");
 //   m["matmul"](a, b, c);                       // float32, row-major A[M,K], B[K,N], C[M,N]
 //
 // Sizes that do not divide the tiles are handled (guards on the edge tiles; B's last panel is
-// padded by repeating its last column, whose products are never stored).
+// padded by repeating its last column, A's last panel by repeating its last row; their products
+// are never stored).
 #pragma once
 
 #include <cstdint>
@@ -27,34 +28,39 @@ te::Tensor matmul(const te::Tensor& A, const te::Tensor& B, const std::string& n
 // Tile sizes of the x86 schedule.
 struct MatmulX86Params {
   int vector_lanes = 16;  // float32 lanes of the widest vector the target has (16: AVX-512)
-  int mr = 8;             // register tile rows (unrolled)
+  int mr = 8;             // register tile rows (unrolled), the A panel height
   int nr = 32;            // register tile columns (nr / vector_lanes vectors), the B panel width
-  int mc = 64;            // rows of A per parallel block (the A block mc x K stays in L2)
+  int mc = 16;            // rows per parallel task (a multiple of mr)
   int num_threads = 0;    // -num-cores of the target, 0: the runtime's pool
-  // k block: 0 = the register tile runs over all of K in a local accumulator tile; kc > 0 =
-  // the tile accumulates into C directly, kc steps of k at a time (the kc x nr slice of the B
-  // panel stays in L1 across the mc / mr tiles of a row block).
+  // k block: 0 = the register tile runs over all of K in a local accumulator tile (small K);
+  // kc > 0 = the tile accumulates into C, kc steps of k at a time: the kc x nr slice of a B
+  // panel stays in L1 across a task's tiles, and A is packed per (row block, k block).
   int kc = 0;
+  // Columns per B block (a multiple of nr; kc > 0 only): the kc x nc block of B is packed once
+  // per k block, by all threads, and stays in L2 while every row block passes over it.
+  int nc = 0;
   std::string str() const;
 };
 
 // Defaults for a target of kind "llvm": the vector width from -mattr / -mcpu (the host's
 // features for "llvm" and -mcpu=native), the register tile sized to fill the vector register
-// file (AVX-512: 8 x 32 = 16 zmm accumulators; AVX2: 6 x 16 = 12 ymm; otherwise 4 x 4·lanes),
-// mc <= 64 rows with at least two row blocks per thread (-num-cores, else the host's CPUs)
-// where M allows, kc = 256 when K is
-// larger (else 0).
+// file (AVX-512: 8 x 32 = 16 zmm accumulators; AVX2: 6 x 16 = 12 ymm; otherwise 4 x 4·lanes);
+// K > 128: kc = 128, nc = N (rounded up to nr) up to 2048 columns (a 1 MiB B block), and mc
+// the smallest multiple of mr >= 16 that leaves at most 64 row blocks (each a pool task, handed
+// to whichever thread is free: see codegen/parallel_tasks.h). K <= 128: one k block, mc <= 64
+// with at least two row blocks per thread where M allows.
 MatmulX86Params matmul_x86_params(int64_t M, int64_t N, int64_t K, const Target& target);
 
 struct MatmulX86 {
   te::Tensor A, B;      // placeholders [M, K], [K, N]
   te::Tensor packed_B;  // [ceil(N / nr), K, nr]
+  te::Tensor packed_A;  // [ceil(M / mr), K, mr] when kc > 0 (packed per row block and k block)
   te::Tensor C;         // [M, N]
   te::Schedule schedule;
   MatmulX86Params params;
 };
 
-// float32 matmul with the packed-B compute definition and its x86 schedule. Sizes must be
+// float32 matmul with the packed compute definition and its x86 schedule. Sizes must be
 // positive.
 MatmulX86 matmul_x86(int64_t M, int64_t N, int64_t K, const Target& target);
 MatmulX86 matmul_x86(int64_t M, int64_t N, int64_t K, const MatmulX86Params& params);
