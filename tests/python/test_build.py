@@ -169,6 +169,79 @@ def test_symbolic_shape_kernel_at_several_sizes(target, rng):
         np.testing.assert_allclose(t, (f64(a) * 2 + 1).sum(axis=0), rtol=1e-5, atol=1e-5, err_msg=f"n={size}")
 
 
+@pytest.mark.parametrize("target", TARGETS)
+def test_scalar_float_param_scales_by_alpha(target, rng):
+    n = te.var("n")
+    alpha = te.var("alpha", dtype="float32")
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: A[i] * alpha, name="B")
+    s = te.create_schedule(B.op)
+    f = anvil.lower(s, [A, alpha, B], name="scale")
+    assert [p.name for p in f.params] == ["A", "alpha", "B"]
+    mod = anvil.build(s, [A, alpha, B], target=target, name="scale")
+    for size, value in [(33, 2.5), (8, -0.75)]:
+        a = rng.uniform(-1, 1, size).astype("float32")
+        b = np.zeros(size, "float32")
+        mod["scale"](a, value, b)
+        np.testing.assert_allclose(b, f64(a) * value, rtol=1e-6, atol=1e-7)
+    b = np.zeros(8, "float32")
+    mod["scale"](a, 3, b)                                # an int for a float param
+    np.testing.assert_allclose(b, f64(a) * 3, rtol=1e-6)
+    with pytest.raises(TypeError, match="alpha"):
+        mod["scale"](a, a, b)                            # a tensor for the scalar
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_listed_shape_var_is_a_param_checked_against_the_shapes(target, rng):
+    n = te.var("n")
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: A[i] + 1.0, name="B")
+    s = te.create_schedule(B.op)
+    mod = anvil.build(s, [A, n, B], target=target, name="inc")
+    a = rng.uniform(-1, 1, 10).astype("float32")
+    b = np.zeros(10, "float32")
+    mod["inc"](a, 10, b)
+    np.testing.assert_allclose(b, f64(a) + 1.0, rtol=1e-6)
+    with pytest.raises(ValueError, match=r"argument 0 \(A\) has shape \[10\] but expected \[9\]"):
+        mod["inc"](a, 9, b)
+    b[:] = 0
+    mod["inc"](a, 10, b)                                 # the process and the module survive
+    np.testing.assert_allclose(b, f64(a) + 1.0, rtol=1e-6)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_int_scalar_param_in_an_index_expression(target, rng):
+    off = te.var("off")                                  # int32, as TVM
+    A = te.placeholder((20,), name="A")
+    B = te.compute((12,), lambda i: A[i + off], name="B")
+    s = te.create_schedule(B.op)
+    mod = anvil.build(s, [A, B, off], target=target, name="shift")
+    a = rng.uniform(-1, 1, 20).astype("float32")
+    for shift in (0, 5, 8):
+        b = np.zeros(12, "float32")
+        mod["shift"](a, b, shift)
+        np.testing.assert_array_equal(b, a[shift:shift + 12])
+    f = anvil.lower(s, [A, B, off])
+    b = np.zeros(12, "float32")
+    f.interpret(a, b, 3)                                 # the reference interpreter takes it too
+    np.testing.assert_array_equal(b, a[3:15])
+
+
+def test_unlisted_free_var_is_an_error_at_lower_time():
+    alpha = te.var("alpha", dtype="float32")
+    A = te.placeholder((8,), name="A")
+    B = te.compute((8,), lambda i: A[i] * alpha, name="B")
+    s = te.create_schedule(B.op)
+    with pytest.raises(ValueError, match="'alpha'.*neither an argument nor a shape variable"):
+        anvil.lower(s, [A, B])
+    with pytest.raises(ValueError, match="'alpha'"):
+        anvil.build(s, [A, B], target="c")
+    with pytest.raises(TypeError, match="te.Tensor or a scalar te.var"):
+        anvil.lower(s, [A, 2.0, B])
+    with pytest.raises(ValueError, match="given twice"):
+        anvil.lower(s, [A, alpha, alpha, B])
+
+
 def test_int32_kernel_floor_division(rng):
     A = te.placeholder((20,), dtype="int32", name="A")
     B = te.compute((20,), lambda i: A[i] // 3 + A[i] % 3 + i, name="B")

@@ -20,17 +20,18 @@
 namespace anvil::python {
 namespace {
 
-std::vector<te::Tensor> arg_tensors(nb::handle args) {
-  std::vector<te::Tensor> out;
+// The kernel's parameters in order: te.Tensor (buffer parameters) and te.var / te.size_var
+// (scalar parameters).
+std::vector<te::LowerArg> lower_args(nb::handle args) {
+  std::vector<te::LowerArg> out;
   size_t i = 0;
   for (nb::handle a : args) {
     if (nb::isinstance<te::Tensor>(a)) {
-      out.push_back(nb::cast<te::Tensor>(a));
+      out.emplace_back(nb::cast<te::Tensor>(a));
     } else if (nb::isinstance<ir::Var>(a)) {
-      type_error("argument ", i, " is the variable '", nb::cast<ir::Var>(a).name(),
-                 "': symbolic shape variables are bound from the tensors' shapes, list only tensors");
+      out.emplace_back(nb::cast<ir::Var>(a));
     } else {
-      type_error("argument ", i, ": expected a te.Tensor, got '", Py_TYPE(a.ptr())->tp_name, "'");
+      type_error("argument ", i, ": expected a te.Tensor or a scalar te.var, got '", Py_TYPE(a.ptr())->tp_name, "'");
     }
     ++i;
   }
@@ -96,25 +97,25 @@ void init_te_build(nb::module_& te) {
       .def("script", [](const tir::PrimFunc& f) { return tir::to_string(f); })
       .def("interpret", &interpret,
            "Runs the function in the reference TIR interpreter (slow; bounds-checked): one tensor per\n"
-           "buffer parameter, in order.")
+           "buffer parameter and an int or float per scalar parameter, in order.")
       .def("__str__", [](const tir::PrimFunc& f) { return tir::to_string(f); })
       .def("__repr__", [](const tir::PrimFunc& f) { return "<anvil.tir.PrimFunc " + func_name(f) + ">"; });
 
   te.def(
       "lower",
       [](const te::Schedule& s, nb::handle args, const std::string& name, bool dump_ir) {
-        std::vector<te::Tensor> tensors = arg_tensors(args);
+        std::vector<te::LowerArg> params = lower_args(args);
         nb::gil_scoped_release release;
-        return pipeline::lower(s, tensors, name, options(dump_ir));
+        return pipeline::lower(s, params, name, options(dump_ir));
       },
       nb::arg("schedule"), nb::arg("args"), nb::arg("name"), nb::arg("dump_ir"));
   te.def(
       "build_schedule",
       [](const te::Schedule& s, nb::handle args, const std::string& target, const std::string& name, bool dump_ir) {
-        std::vector<te::Tensor> tensors = arg_tensors(args);
+        std::vector<te::LowerArg> params = lower_args(args);
         Target t = Target::parse(target);
         nb::gil_scoped_release release;
-        return pipeline::build(s, tensors, t, name, options(dump_ir));
+        return pipeline::build(s, params, t, name, options(dump_ir));
       },
       nb::arg("schedule"), nb::arg("args"), nb::arg("target"), nb::arg("name"), nb::arg("dump_ir"));
   te.def(

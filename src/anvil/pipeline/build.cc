@@ -88,10 +88,15 @@ tir::PrimFunc run_tir_pipeline(const tir::PrimFunc& f, const BuildOptions& optio
   return run_stages(after("input", f), after);
 }
 
-tir::PrimFunc lower(const te::Schedule& schedule, const std::vector<te::Tensor>& args, const std::string& name,
+tir::PrimFunc lower(const te::Schedule& schedule, const std::vector<te::LowerArg>& args, const std::string& name,
                     const BuildOptions& options) {
   StageHook after(options);
   return run_stages(after("te::lower", te::lower(schedule, args, name)), after);
+}
+
+tir::PrimFunc lower(const te::Schedule& schedule, const std::vector<te::Tensor>& args, const std::string& name,
+                    const BuildOptions& options) {
+  return lower(schedule, std::vector<te::LowerArg>(args.begin(), args.end()), name, options);
 }
 
 Module build(const std::vector<tir::PrimFunc>& funcs, const Target& target, const BuildOptions& options) {
@@ -107,10 +112,15 @@ Module build(const std::vector<tir::PrimFunc>& funcs, const Target& target, cons
   return generate(lowered, target);
 }
 
-Module build(const te::Schedule& schedule, const std::vector<te::Tensor>& args, const Target& target,
+Module build(const te::Schedule& schedule, const std::vector<te::LowerArg>& args, const Target& target,
              const std::string& name, const BuildOptions& options) {
   check_target(target);  // before the work of lowering
   return generate({lower(schedule, args, name, options)}, target);
+}
+
+Module build(const te::Schedule& schedule, const std::vector<te::Tensor>& args, const Target& target,
+             const std::string& name, const BuildOptions& options) {
+  return build(schedule, std::vector<te::LowerArg>(args.begin(), args.end()), target, name, options);
 }
 
 }  // namespace anvil::pipeline

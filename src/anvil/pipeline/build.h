@@ -6,6 +6,11 @@
 //   Module m = pipeline::build(s, {A, B, C}, Target::parse("llvm"), "matmul");
 //   m["matmul"](a, b, c);                                          // or export_library(m, "k.so")
 //
+// Scalar parameters: list Vars among the tensors (te::LowerArg), called with ints/floats:
+//   Var alpha("alpha", DataType::float32());
+//   Module m = pipeline::build(s, {A, alpha, B}, Target::parse("llvm"), "scale");
+//   m["scale"](a, 2.5, b);
+//
 // The pass order lives in one function, run_tir_pipeline (build.cc): reading it tells what
 // happens to a kernel between te::lower and the code generator. Debug switch: the environment
 // variable ANVIL_DUMP_IR=1 (or BuildOptions::dump_ir) prints the function after every stage to
@@ -17,11 +22,13 @@
 // bad arguments of lower, NotImplementedError for IR a code generator cannot translate).
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <vector>
 
 #include "anvil/runtime/module/module.h"
 #include "anvil/target/target.h"
+#include "anvil/te/lower.h"
 #include "anvil/te/schedule.h"
 #include "anvil/tir/prim_func.h"
 
@@ -35,16 +42,29 @@ struct BuildOptions {
 // The standard TIR passes, in order, on one function (te::lower's output or a hand-written one).
 tir::PrimFunc run_tir_pipeline(const tir::PrimFunc& f, const BuildOptions& options = {});
 
-// te::lower(schedule, args, name), then run_tir_pipeline.
+// te::lower(schedule, args, name), then run_tir_pipeline. args: tensors and scalar Vars in
+// parameter order (see te/lower.h); the overloads keep braced lists and std::vector<Tensor> working.
+tir::PrimFunc lower(const te::Schedule& schedule, const std::vector<te::LowerArg>& args, const std::string& name = "main",
+                    const BuildOptions& options = {});
 tir::PrimFunc lower(const te::Schedule& schedule, const std::vector<te::Tensor>& args, const std::string& name = "main",
                     const BuildOptions& options = {});
+inline tir::PrimFunc lower(const te::Schedule& schedule, std::initializer_list<te::LowerArg> args,
+                           const std::string& name = "main", const BuildOptions& options = {}) {
+  return lower(schedule, std::vector<te::LowerArg>(args), name, options);
+}
 
 // Runs run_tir_pipeline on each function (harmless on functions that went through it already),
 // then the target's code generator. The functions' names ("global_symbol") must differ.
 Module build(const std::vector<tir::PrimFunc>& funcs, const Target& target, const BuildOptions& options = {});
 
 // lower, then build of the one function.
+Module build(const te::Schedule& schedule, const std::vector<te::LowerArg>& args, const Target& target,
+             const std::string& name = "main", const BuildOptions& options = {});
 Module build(const te::Schedule& schedule, const std::vector<te::Tensor>& args, const Target& target,
              const std::string& name = "main", const BuildOptions& options = {});
+inline Module build(const te::Schedule& schedule, std::initializer_list<te::LowerArg> args, const Target& target,
+                    const std::string& name = "main", const BuildOptions& options = {}) {
+  return build(schedule, std::vector<te::LowerArg>(args), target, name, options);
+}
 
 }  // namespace anvil::pipeline

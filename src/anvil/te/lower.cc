@@ -7,6 +7,7 @@
 #include "anvil/ir/expr_ops.h"
 #include "anvil/te/interval.h"
 #include "anvil/te/lower_state.h"
+#include "anvil/tir/stmt_functor.h"
 
 namespace anvil::te {
 namespace {
@@ -135,9 +136,74 @@ void realize(LowerState* state) {
   }
 }
 
+// The variables the lowered body uses outside any scope defining them (loops, lets, allocations)
+// and not among `defined` (scalar params and the shape/stride/offset vars of argument buffers),
+// in order of first use.
+class FreeVarFinder : public tir::StmtVisitor {
+ public:
+  explicit FreeVarFinder(std::unordered_set<const ir::VarNode*> defined) : scope_(std::move(defined)) {}
+  std::vector<Var> free;
+
+  using tir::StmtVisitor::visit_;
+  void visit_(const ir::VarNode* op) override {
+    if (!scope_.count(op) && reported_.insert(op).second) free.emplace_back(op);
+  }
+  void visit_(const ir::LetNode* op) override {
+    visit_expr(op->value());
+    scoped(op->var(), [&] { visit_expr(op->body()); });
+  }
+  void visit_(const ir::BufferLoadNode* op) override {
+    visit_buffer(op->buffer());
+    tir::StmtVisitor::visit_(op);
+  }
+  void visit_(const tir::BufferStoreNode* op) override {
+    visit_buffer(op->buffer());
+    tir::StmtVisitor::visit_(op);
+  }
+  void visit_(const tir::ForNode* op) override {
+    visit_expr(op->min());
+    visit_expr(op->extent());
+    for (const auto& [k, v] : op->annotations()) visit_expr(v);
+    scoped(op->loop_var(), [&] { visit_stmt(op->body()); });
+  }
+  void visit_(const tir::LetStmtNode* op) override {
+    visit_expr(op->value());
+    scoped(op->var(), [&] { visit_stmt(op->body()); });
+  }
+  void visit_(const tir::AllocateNode* op) override {
+    for (const auto& e : op->extents()) visit_expr(e);
+    scoped(op->buffer_var(), [&] { visit_stmt(op->body()); });
+  }
+
+ private:
+  template <typename F>
+  void scoped(const Var& v, F&& fn) {
+    bool added = scope_.insert(v.get()).second;
+    fn();
+    if (added) scope_.erase(v.get());
+  }
+  void visit_buffer(const Buffer& b) {
+    for (const auto& d : b->shape()) visit_expr(d);
+    for (const auto& st : b->strides()) visit_expr(st);
+    if (b->elem_offset().defined()) visit_expr(b->elem_offset());
+  }
+
+  std::unordered_set<const ir::VarNode*> scope_;
+  std::unordered_set<const ir::VarNode*> reported_;
+};
+
+void define_vars_of(const PrimExpr& e, std::unordered_set<const ir::VarNode*>* defined) {
+  if (!e.defined()) return;
+  if (auto* v = e.as<ir::VarNode>()) defined->insert(v);
+}
+
 }  // namespace
 
 tir::PrimFunc lower(const Schedule& schedule, const std::vector<Tensor>& args, const std::string& name) {
+  return lower(schedule, std::vector<LowerArg>(args.begin(), args.end()), name);
+}
+
+tir::PrimFunc lower(const Schedule& schedule, const std::vector<LowerArg>& args, const std::string& name) {
   if (!schedule.get()) value_error("lower: the schedule is undefined");
   LowerState state;
   ScheduleNode* sch = schedule.get();
@@ -152,7 +218,21 @@ tir::PrimFunc lower(const Schedule& schedule, const std::vector<Tensor>& args, c
   }
   std::vector<tir::FuncParam> params;
   std::unordered_set<const ir::BufferNode*> arg_buffers;
-  for (const Tensor& t : args) {
+  // Scalar params and the symbolic shape/stride/offset vars of the argument buffers: what the
+  // body may use besides its own loop, let and allocation vars.
+  std::unordered_set<const ir::VarNode*> defined, scalar_params;
+  for (size_t k = 0; k < args.size(); ++k) {
+    if (const Var* v = std::get_if<Var>(&args[k])) {
+      if (!v->defined()) value_error("lower '", name, "': argument ", k, " is an undefined variable");
+      if (ir::is_handle(v->dtype()))
+        value_error("lower '", name, "': argument ", k, " is the variable '", v->name(), "' of dtype ",
+                    ir::dtype_name(v->dtype()), "; scalar arguments are int, uint, float or bool variables");
+      defined.insert(v->get());
+      if (!scalar_params.insert(v->get()).second) value_error("lower '", name, "': argument '", v->name(), "' is given twice");
+      params.push_back(*v);
+      continue;
+    }
+    const Tensor& t = std::get<Tensor>(args[k]);
     if (!t.defined()) value_error("lower '", name, "': an argument tensor is undefined");
     Stage* s = sch->find_stage(t);
     if (!s) value_error("lower '", name, "': argument '", t.name(), "' is not part of the schedule");
@@ -161,7 +241,12 @@ tir::PrimFunc lower(const Schedule& schedule, const std::vector<Tensor>& args, c
       value_error("lower '", name, "': argument '", t.name(), "' is given twice");
     if (info.is_inline) value_error("lower '", name, "': argument '", t.name(), "' is inlined (compute_inline)");
     info.in_args = true;
-    params.push_back((*s)->op->buffer());
+    const Buffer& b = (*s)->op->buffer();
+    for (const PrimExpr& d : b->shape()) define_vars_of(d, &defined);
+    for (const PrimExpr& st : b->strides()) define_vars_of(st, &defined);
+    define_vars_of(b->elem_offset(), &defined);
+    defined.insert(b->data().get());
+    params.push_back(b);
   }
   for (StageInfo& info : state.stages)
     if (info.stage->is_output && !info.in_args)
@@ -193,6 +278,17 @@ tir::PrimFunc lower(const Schedule& schedule, const std::vector<Tensor>& args, c
     body = wrap_realize(&state, i, body);
   }
   if (!body.defined()) body = tir::evaluate(0);
+  FreeVarFinder finder(std::move(defined));
+  finder.visit_stmt(body);
+  if (!finder.free.empty()) {
+    std::string names;
+    for (const Var& v : finder.free) names += (names.empty() ? "'" : ", '") + v.name() + "'";
+    value_error("lower '", name, "': the computation uses the variable", finder.free.size() > 1 ? "s " : " ", names,
+                " (", ir::dtype_name(finder.free[0].dtype()),
+                "), which is neither an argument nor a shape variable of an argument tensor; list it among the "
+                "arguments to pass it as a scalar parameter (e.g. lower(s, [A, ",
+                finder.free[0].name(), ", B]))");
+  }
   return tir::make_prim_func(name, params, simplify_indices(body));
 }
 

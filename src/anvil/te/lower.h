@@ -1,10 +1,16 @@
 // Lowering a scheduled tensor-expression graph to a loop-level PrimFunc.
 //
 //   PrimFunc f = te::lower(s, {A, B, C}, "matmul");
+//   PrimFunc g = te::lower(s2, {X, alpha, Y}, "scale");   // Var alpha: a scalar parameter
 //
-// args are the function's buffer parameters in order: placeholders the computation reads and
-// the outputs (intermediate tensors may be listed too: they are then written to that argument
-// instead of a temporary). Symbolic shape variables are bound from the argument buffers.
+// args are the function's parameters in order: tensors (buffer parameters: placeholders the
+// computation reads and the outputs; intermediate tensors may be listed too: they are then
+// written to that argument instead of a temporary) and scalar Vars (int, uint, float or bool;
+// passed by value, as TVM's tvm.lower(s, [A, alpha, B])). Symbolic shape variables are bound
+// from the argument buffers; one that is also listed as a Var is a scalar parameter instead, and
+// the tensors' shapes are checked against its value when the kernel is called (the entry checks
+// of the code generators and of the interpreter: "argument 0 (A) has shape [5] but expected
+// [10]").
 //
 // What lowering does:
 //   * bound inference: the region of each stage that its consumers read, relaxed over the
@@ -22,10 +28,14 @@
 //   * loop kinds (parallel, vectorized, unrolled, thread binding) and pragmas as loop
 //     annotations ("pragma_<key>"); storage_align also as an AttrStmt "buffer_dim_align".
 // Errors (ValueError): an output or a placeholder that is read but not among args, a stage
-// computed at a loop while another reader sits outside that loop, an argument given twice.
+// computed at a loop while another reader sits outside that loop, an argument given twice, a
+// Var argument of handle dtype, a variable the computation uses that is neither listed nor a
+// shape (stride, offset) variable of an argument tensor (named in the message).
 #pragma once
 
+#include <initializer_list>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "anvil/te/schedule.h"
@@ -33,6 +43,16 @@
 
 namespace anvil::te {
 
+// One parameter of lower: a tensor (buffer parameter) or a scalar variable.
+using LowerArg = std::variant<Tensor, Var>;
+
+tir::PrimFunc lower(const Schedule& schedule, const std::vector<LowerArg>& args, const std::string& name = "main");
+// Tensors only (e.g. a std::vector<Tensor> built elsewhere).
 tir::PrimFunc lower(const Schedule& schedule, const std::vector<Tensor>& args, const std::string& name = "main");
+// So that a braced list, lower(s, {A, B}) or lower(s, {A, alpha, B}), is not ambiguous.
+inline tir::PrimFunc lower(const Schedule& schedule, std::initializer_list<LowerArg> args,
+                           const std::string& name = "main") {
+  return lower(schedule, std::vector<LowerArg>(args), name);
+}
 
 }  // namespace anvil::te
