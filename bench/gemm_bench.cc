@@ -2,11 +2,14 @@
 // cblas_sgemm and the machine's measured FMA peak, for 1 and 2 threads, with Anvil's kernel
 // (ops::matmul_x86 built through pipeline::build for the host, JIT) as the "anvil" row.
 //
-// Every implementation runs in a child process of its own (this binary re-executed with
-// `--only <name>`), so one library's idle worker threads never compete with the next one, and
-// OpenBLAS runs with OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE removed from its environment (the
-// machines set them for the tests; here OpenBLAS picks its kernel itself, and the table says
-// which). Each library is checked once, at size 256, against a double-precision reference.
+// The implementations take turns in one process, cell by cell (size x threads): every round of
+// a cell runs each once (>= 0.1 s), with a pause between them so that the idle worker threads
+// of the one before have gone to sleep. Ratios are taken per round, between runs a second apart
+// (the clock of a shared machine drifts by tens of per cent between minutes), and the median
+// over rounds is reported. The process re-executes itself without OPENBLAS_CORETYPE /
+// OPENBLAS_L2_SIZE (the machines set them for the tests; OpenBLAS reads them when it loads; here
+// it picks its kernel itself, and the table says which). Each implementation is checked at size
+// 256 against a double-precision reference.
 //
 // Output: an aligned table, then one JSON line {"bench": "gemm", ...}.
 #include <immintrin.h>
@@ -52,14 +55,13 @@ constexpr int kThreads[] = {1, 2};
 constexpr int kCheckSize = 256;
 constexpr unsigned kSeed = 20261130;
 constexpr double kMinRepeatSeconds = 0.1;  // each repeat runs the GEMM until this much time passed
-// Variables the machines set for older OpenBLAS; removed for the OpenBLAS child only.
+// Variables the machines set for older OpenBLAS; the bench re-executes itself without them.
 constexpr const char* kOpenBlasEnv[] = {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"};
 
 // ---- implementations ----------------------------------------------------------------------
 
 struct GemmImpl {
   const char* name;        // column name and --only key
-  bool clean_openblas_env;  // run without kOpenBlasEnv
   void (*set_threads)(int threads);
   // C[M,N] = A[M,K] · B[K,N], row-major, contiguous.
   void (*sgemm)(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c);
@@ -120,9 +122,9 @@ std::string anvil_info() {
 // of each row at the sizes in kRatioSizes.
 constexpr const char* kAnvilImpl = "anvil";
 const GemmImpl kImpls[] = {
-    {"onednn", false, onednn_threads, onednn_sgemm, onednn_info},
-    {"openblas", true, openblas_threads, openblas_sgemm, openblas_info},
-    {kAnvilImpl, false, anvil_threads, anvil_sgemm, anvil_info},
+    {"onednn", onednn_threads, onednn_sgemm, onednn_info},
+    {"openblas", openblas_threads, openblas_sgemm, openblas_info},
+    {kAnvilImpl, anvil_threads, anvil_sgemm, anvil_info},
 };
 constexpr int kRatioSizes[] = {1024, 2048};  // the sizes the target (>= 0.8x) is set for
 
@@ -201,7 +203,7 @@ double peak_once(const PeakKernel& kernel, int threads, int64_t iters) {
   return static_cast<double>(kernel.flops_per_iter) * iters * threads / seconds * 1e-9;
 }
 
-// ---- measuring one implementation -----------------------------------------------------------
+// ---- measuring ------------------------------------------------------------------------------
 
 struct AlignedFree {
   void operator()(float* p) const { std::free(p); }
@@ -238,125 +240,40 @@ double check_error(int64_t n, const float* a, const float* b, const float* c) {
 }
 
 double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
   std::sort(v.begin(), v.end());
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
-// Child mode: measures one implementation (or the peak) and prints machine-readable lines.
-int run_child(const std::string& only, int repeats) {
-  if (only == "peak") {
-    PeakKernel kernel = peak_kernel();
-    if (kernel.run == nullptr) {
-      std::printf("isa none\n");
-      return 0;
-    }
-    std::printf("isa %s\n", kernel.isa);
-    for (int threads : kThreads) {
-      int64_t iters = 1 << 20;
-      peak_once(kernel, threads, iters);  // warm up (and let the clock settle)
-      // Scale iterations so a repeat takes about kMinRepeatSeconds.
-      auto start = Clock::now();
-      peak_once(kernel, threads, iters);
-      double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-      iters = std::max<int64_t>(iters, static_cast<int64_t>(iters * kMinRepeatSeconds * 2 / seconds));
-      std::vector<double> runs;
-      for (int r = 0; r < repeats; ++r) runs.push_back(peak_once(kernel, threads, iters));
-      std::printf("peak %d %.3f\n", threads, median(runs));
-    }
-    return 0;
-  }
-  const GemmImpl* impl = nullptr;
-  for (const auto& i : kImpls)
-    if (only == i.name) impl = &i;
-  if (impl == nullptr) {
-    std::fprintf(stderr, "--only: unknown implementation '%s'\n", only.c_str());
-    return 2;
-  }
-  std::printf("info %s\n", impl->info().c_str());
-  for (int threads : kThreads) {
-    impl->set_threads(threads);
-    for (int n : kSizes) {
-      size_t count = static_cast<size_t>(n) * n;
-      Buffer a = make_buffer(count), b = make_buffer(count), c = make_buffer(count);
-      fill_random(a.get(), count, kSeed);
-      fill_random(b.get(), count, kSeed + 1);
-      std::fill(c.get(), c.get() + count, 0.0f);
-      impl->sgemm(n, n, n, a.get(), b.get(), c.get());  // warm-up (and JIT for oneDNN)
-      if (n == kCheckSize) {
-        double err = check_error(n, a.get(), b.get(), c.get());
-        std::printf("check %d %d %.6f %s\n", n, threads, err, err <= 1.0 ? "ok" : "FAIL");
-      }
-      // Calls per repeat so that one repeat lasts at least kMinRepeatSeconds.
-      auto start = Clock::now();
-      impl->sgemm(n, n, n, a.get(), b.get(), c.get());
-      double once = std::chrono::duration<double>(Clock::now() - start).count();
-      int calls = std::max(1, static_cast<int>(kMinRepeatSeconds / std::max(once, 1e-9)));
-      double flops = 2.0 * n * n * n * calls;
-      std::vector<double> runs;
-      for (int r = 0; r < repeats; ++r) {
-        auto t0 = Clock::now();
-        for (int i = 0; i < calls; ++i) impl->sgemm(n, n, n, a.get(), b.get(), c.get());
-        runs.push_back(flops / std::chrono::duration<double>(Clock::now() - t0).count() * 1e-9);
-      }
-      std::printf("result %d %d %.3f\n", n, threads, median(runs));
-      std::fflush(stdout);
-    }
-  }
-  return 0;
+// FMA peak of `threads` threads: iterations scaled so that one measurement lasts about
+// kMinRepeatSeconds.
+double measure_peak(const PeakKernel& kernel, int threads) {
+  int64_t iters = 1 << 20;
+  peak_once(kernel, threads, iters);  // warm up (and let the clock settle)
+  auto start = Clock::now();
+  peak_once(kernel, threads, iters);
+  double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  iters = std::max<int64_t>(iters, static_cast<int64_t>(iters * kMinRepeatSeconds / seconds));
+  return peak_once(kernel, threads, iters);
 }
 
-// ---- parent: run the children, print the table ----------------------------------------------
+// Idle worker threads of the library that ran last spin for a while before they sleep
+// (OpenBLAS's for up to about 0.1 s); a pause lets them go to sleep before the next one runs.
+void let_idle_threads_sleep() { std::this_thread::sleep_for(std::chrono::milliseconds(150)); }
 
-struct ChildOutput {
-  int status = 0;
-  std::vector<std::string> lines;
-};
+// One repeat: `calls` GEMMs back to back, in GFLOP/s.
+double time_calls(const GemmImpl& impl, int n, int calls, const float* a, const float* b, float* c) {
+  auto t0 = Clock::now();
+  for (int i = 0; i < calls; ++i) impl.sgemm(n, n, n, a, b, c);
+  double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  return 2.0 * n * n * n * calls / seconds * 1e-9;
+}
 
-ChildOutput spawn_child(const std::string& only, int repeats, bool clean_openblas_env) {
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e; ++e) {
-    bool drop = false;
-    for (const char* name : kOpenBlasEnv)
-      if (clean_openblas_env && std::strncmp(*e, name, std::strlen(name)) == 0 && (*e)[std::strlen(name)] == '=')
-        drop = true;
-    if (!drop) env_strings.push_back(*e);
-  }
-  std::vector<char*> envp;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::string repeat_text = std::to_string(repeats);
-  std::vector<std::string> arg_strings = {"bench_gemm", "--only", only, "--repeat", repeat_text};
-  std::vector<char*> argv;
-  for (auto& s : arg_strings) argv.push_back(s.data());
-  argv.push_back(nullptr);
-
-  int fds[2];
-  if (pipe(fds) != 0) {
-    std::perror("pipe");
-    std::exit(1);
-  }
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(fds[1], STDOUT_FILENO);
-    close(fds[0]);
-    close(fds[1]);
-    execve("/proc/self/exe", argv.data(), envp.data());
-    std::perror("execve /proc/self/exe");
-    _exit(127);
-  }
-  close(fds[1]);
-  ChildOutput out;
-  std::string text;
-  char buffer[4096];
-  ssize_t n;
-  while ((n = read(fds[0], buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<size_t>(n));
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  out.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);) out.lines.push_back(line);
-  return out;
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
 }
 
 // The 1-minute load average: other work on the machine skews every figure (2 threads most).
@@ -369,11 +286,34 @@ double load_average() {
   return load;
 }
 
-std::string json_number(double v) {
-  if (!std::isfinite(v)) return "null";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.2f", v);
-  return buf;
+// Re-executes this binary without kOpenBlasEnv (OpenBLAS reads them when it is loaded, before
+// main), with `--clean-env` so the child knows. Returns the child's exit status.
+int rerun_without_openblas_env(int argc, char** argv) {
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) {
+    bool drop = false;
+    for (const char* name : kOpenBlasEnv)
+      if (std::strncmp(*e, name, std::strlen(name)) == 0 && (*e)[std::strlen(name)] == '=') drop = true;
+    if (!drop) env_strings.push_back(*e);
+  }
+  std::vector<char*> envp;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> arg_strings(argv, argv + argc);
+  arg_strings.push_back("--clean-env");
+  std::vector<char*> args;
+  for (auto& s : arg_strings) args.push_back(s.data());
+  args.push_back(nullptr);
+  std::fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    execve("/proc/self/exe", args.data(), envp.data());
+    std::perror("execve /proc/self/exe");
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 void print_help(const char* argv0) {
@@ -381,11 +321,14 @@ void print_help(const char* argv0) {
       "usage: %s [--repeat N]\n"
       "float32 GEMM (M = N = K in {256, 512, 1024, 2048}), 1 and 2 threads: oneDNN dnnl_sgemm and\n"
       "OpenBLAS cblas_sgemm side by side with Anvil's ops::matmul_x86 (JIT) and the machine's FMA\n"
-      "peak measured in the same run. Each implementation runs in a child process; OpenBLAS's\n"
-      "child runs without OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE. Results are checked at 256\n"
+      "peak measured in the same run. The implementations take turns, cell by cell, so that they\n"
+      "run a second apart; the run re-executes itself without OPENBLAS_CORETYPE and\n"
+      "OPENBLAS_L2_SIZE (OpenBLAS then picks its kernel itself). Results are checked at 256\n"
       "against a double reference. Prints a table, then one JSON line whose\n"
       "min_ratio_vs_best_library is the smallest anvil / best-library ratio at 1024 and 2048.\n"
-      "  --repeat N   repeats per cell, each >= %.1f s; the median is reported (default 5)\n",
+      "  --repeat N   rounds per cell: each runs every implementation once (>= %.1f s); the table\n"
+      "               gives medians over rounds, anvil/best the median of the per-round ratios\n"
+      "               (default 5)\n",
       argv0, kMinRepeatSeconds);
 }
 
@@ -393,7 +336,7 @@ void print_help(const char* argv0) {
 
 int main(int argc, char** argv) {
   int repeats = 5;
-  std::string only;
+  bool clean_env = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -402,94 +345,91 @@ int main(int argc, char** argv) {
     } else if (arg == "--repeat") {
       repeats = anvil::bench::positive_int("--repeat", i + 1 < argc ? argv[i + 1] : nullptr);
       ++i;
-    } else if (arg == "--only" && i + 1 < argc) {
-      only = argv[++i];
+    } else if (arg == "--clean-env") {
+      clean_env = true;
     } else {
       std::fprintf(stderr, "unknown argument '%s' (try --help)\n", argv[i]);
       return 2;
     }
   }
-  if (!only.empty()) return run_child(only, repeats);
+  if (!clean_env) {
+    std::printf("GEMM float32, row-major C = A*B, M = N = K; median of %d rounds (one repeat >= %.1f s per\n"
+                "implementation, cell and round; the implementations take turns)\n",
+                repeats, kMinRepeatSeconds);
+    for (const char* name : kOpenBlasEnv) {
+      const char* value = std::getenv(name);
+      std::printf("%s=%s in this environment (removed for this run)\n", name, value ? value : "(unset)");
+    }
+    return rerun_without_openblas_env(argc, argv);
+  }
 
   std::string cpu = anvil::bench::cpu_model();
   bool avx512 = __builtin_cpu_supports("avx512f");
-  std::printf("GEMM float32, row-major C = A*B, M = N = K; median of %d repeats (each >= %.1f s)\n", repeats,
-              kMinRepeatSeconds);
   std::printf("CPU: %s, %u logical CPUs, AVX-512 %s\n", cpu.c_str(), std::thread::hardware_concurrency(),
               avx512 ? "present" : "absent");
-  for (const char* name : kOpenBlasEnv) {
-    const char* value = std::getenv(name);
-    std::printf("%s=%s in this environment (removed for the OpenBLAS child)\n", name, value ? value : "(unset)");
+  PeakKernel kernel = peak_kernel();
+  std::string isa = kernel.run ? kernel.isa : "none";
+  std::printf("FMA peak kernel: %s\n", isa.c_str());
+  std::vector<std::string> names;
+  for (const auto& impl : kImpls) {
+    names.push_back(impl.name);
+    std::printf("%-9s %s\n", (std::string(impl.name) + ":").c_str(), impl.info().c_str());
   }
+  std::fflush(stdout);
 
   double load_before = load_average();
   bool failed = false;
-  // Peak first: nothing else of ours is running yet.
-  std::map<int, double> peak;
-  std::string isa = "none";
-  {
-    ChildOutput out = spawn_child("peak", repeats, false);
-    failed |= out.status != 0;
-    for (const auto& line : out.lines) {
-      std::istringstream in(line);
-      std::string tag;
-      in >> tag;
-      if (tag == "isa") std::getline(in >> std::ws, isa);
-      if (tag == "peak") {
-        int threads;
-        double gflops;
-        in >> threads >> gflops;
-        peak[threads] = gflops;
-      }
-    }
-  }
-  std::printf("FMA peak kernel: %s\n", isa.c_str());
-
-  // results[impl][{size, threads}] = GFLOP/s
-  std::map<std::string, std::map<std::pair<int, int>, double>> results;
-  std::map<std::string, std::string> infos;
-  std::vector<std::string> names;
+  std::map<int, std::vector<double>> peak_runs;
+  // runs[impl][{size, threads}] = GFLOP/s, one per round
+  std::map<std::string, std::map<std::pair<int, int>, std::vector<double>>> runs;
   std::string checks;
-  for (const auto& impl : kImpls) {
-    names.push_back(impl.name);
-    ChildOutput out = spawn_child(impl.name, repeats, impl.clean_openblas_env);
-    if (out.status != 0) {
-      std::printf("%s: child exited with status %d\n", impl.name, out.status);
-      failed = true;
-    }
-    for (const auto& line : out.lines) {
-      std::istringstream in(line);
-      std::string tag;
-      in >> tag;
-      if (tag == "info") std::getline(in >> std::ws, infos[impl.name]);
-      if (tag == "result") {
-        int n, threads;
-        double gflops;
-        in >> n >> threads >> gflops;
-        results[impl.name][{n, threads}] = gflops;
+  const size_t num_impls = std::size(kImpls);
+  for (int threads : kThreads) {
+    for (const auto& impl : kImpls) impl.set_threads(threads);
+    if (kernel.run) peak_runs[threads].push_back(measure_peak(kernel, threads));
+    for (int n : kSizes) {
+      std::fprintf(stderr, "%d threads, size %d\n", threads, n);
+      size_t count = static_cast<size_t>(n) * n;
+      Buffer a = make_buffer(count), b = make_buffer(count), c = make_buffer(count);
+      fill_random(a.get(), count, kSeed);
+      fill_random(b.get(), count, kSeed + 1);
+      // Warm up (JIT for oneDNN and Anvil), check at kCheckSize, and size the repeats.
+      std::vector<int> calls(num_impls);
+      for (size_t i = 0; i < num_impls; ++i) {
+        const GemmImpl& impl = kImpls[i];
+        std::fill(c.get(), c.get() + count, 0.0f);
+        impl.sgemm(n, n, n, a.get(), b.get(), c.get());
+        if (n == kCheckSize) {
+          double err = check_error(n, a.get(), b.get(), c.get());
+          char buf[160];
+          std::snprintf(buf, sizeof buf, "%s%s %dT: %.4f %s", checks.empty() ? "" : "; ", impl.name, threads, err,
+                        err <= 1.0 ? "ok" : "FAIL");
+          checks += buf;
+          failed |= !(err <= 1.0);
+        }
+        auto start = Clock::now();
+        impl.sgemm(n, n, n, a.get(), b.get(), c.get());
+        double once = std::chrono::duration<double>(Clock::now() - start).count();
+        calls[i] = std::max(1, static_cast<int>(kMinRepeatSeconds / std::max(once, 1e-9)));
+        let_idle_threads_sleep();
       }
-      if (tag == "check") {
-        int n, threads;
-        double err;
-        std::string verdict;
-        in >> n >> threads >> err >> verdict;
-        char buf[160];
-        std::snprintf(buf, sizeof buf, "%s%s %dT: %.4f %s", checks.empty() ? "" : "; ", impl.name, threads, err,
-                      verdict.c_str());
-        checks += buf;
-        if (verdict != "ok") failed = true;
+      for (int round = 0; round < repeats; ++round) {
+        for (size_t k = 0; k < num_impls; ++k) {
+          size_t i = (k + static_cast<size_t>(round)) % num_impls;  // a different one goes first each round
+          runs[kImpls[i].name][{n, threads}].push_back(time_calls(kImpls[i], n, calls[i], a.get(), b.get(), c.get()));
+          let_idle_threads_sleep();
+        }
       }
     }
+    if (kernel.run) peak_runs[threads].push_back(measure_peak(kernel, threads));
   }
-  for (const auto& name : names) std::printf("%-9s %s\n", (name + ":").c_str(), infos[name].c_str());
-  std::printf("check at %d (max |C-ref| / (K*2^-24*sum|a*b|), must be <= 1): %s\n", kCheckSize, checks.c_str());
-  std::printf("\n");
+  std::printf("check at %d (max |C-ref| / (K*2^-24*sum|a*b|), must be <= 1): %s\n\n", kCheckSize, checks.c_str());
 
-  // Table.
-  bool have_anvil = results.count(kAnvilImpl) > 0;
+  std::map<int, double> peak;
+  for (auto& [threads, v] : peak_runs) peak[threads] = median(v);
   std::printf("%6s %3s %9s", "size", "thr", "peak");
   for (const auto& name : names) std::printf(" %16s", (name + " GF/s (%pk)").c_str());
-  std::printf(" %10s %10s\n", "best lib", have_anvil ? "anvil/best" : "anvil");
+  std::printf(" %10s %10s\n", "best lib", "anvil/best");
   double min_ratio = INFINITY;
   std::string rows_json;
   for (int threads : kThreads) {
@@ -501,8 +441,7 @@ int main(int argc, char** argv) {
       std::string row = "{\"size\": " + std::to_string(n) + ", \"threads\": " + std::to_string(threads) +
                         ", \"peak\": " + json_number(pk);
       for (const auto& name : names) {
-        auto it = results[name].find({n, threads});
-        double g = it == results[name].end() ? NAN : it->second;
+        double g = median(runs[name][{n, threads}]);
         char cell[64];
         std::snprintf(cell, sizeof cell, "%.1f (%.0f%%)", g, 100.0 * g / pk);
         std::printf(" %16s", cell);
@@ -512,37 +451,39 @@ int main(int argc, char** argv) {
           best_name = name;
         }
       }
-      std::string ratio_text = "-";
-      if (have_anvil) {
-        double anvil = results[kAnvilImpl][{n, threads}];
-        double ratio = anvil / best;
-        if (std::find(std::begin(kRatioSizes), std::end(kRatioSizes), n) != std::end(kRatioSizes))
-          min_ratio = std::min(min_ratio, ratio);
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%.2fx", ratio);
-        ratio_text = buf;
-        row += ", \"anvil_vs_best\": " + json_number(ratio);  // "anvil" itself is one of names
+      // Per round: anvil / the faster library of that round.
+      std::vector<double> round_ratios;
+      const auto& anvil_runs = runs[kAnvilImpl][{n, threads}];
+      for (size_t r = 0; r < anvil_runs.size(); ++r) {
+        double best_of_round = 0;
+        for (const auto& name : names)
+          if (name != kAnvilImpl) best_of_round = std::max(best_of_round, runs[name][{n, threads}][r]);
+        round_ratios.push_back(anvil_runs[r] / best_of_round);
       }
-      std::printf(" %10s %10s\n", best_name.c_str(), ratio_text.c_str());
-      row += ", \"best_library\": \"" + best_name + "\"}";
+      double ratio = median(round_ratios);
+      if (std::find(std::begin(kRatioSizes), std::end(kRatioSizes), n) != std::end(kRatioSizes))
+        min_ratio = std::min(min_ratio, ratio);
+      std::printf(" %10s %9.2fx\n", best_name.c_str(), ratio);
+      row += ", \"anvil_vs_best\": " + json_number(ratio) + ", \"best_library\": \"" + best_name + "\"}";
       rows_json += (rows_json.empty() ? "" : ", ") + row;
     }
   }
   double load_after = load_average();
-  std::printf("\n%%pk = share of the FMA peak measured above for the same thread count.\n");
+  std::printf("\n%%pk = share of the FMA peak (median of the measurements before and after the cells of a thread\n"
+              "count); anvil/best = median over rounds of anvil / the faster library of the same round.\n");
   std::printf("load average (1 min) before / after: %.2f / %.2f%s\n", load_before, load_after,
-              std::max(load_before, load_after) > 0.5 ? "  (the machine was busy: figures are low)" : "");
-  if (failed) std::printf("FAILED: a child failed or a result check did not pass\n");
+              std::max(load_before, load_after) > 1.5 ? "  (the machine was busy: figures are low)" : "");
+  if (failed) std::printf("FAILED: a result check did not pass\n");
 
   std::string json = "{\"bench\": \"gemm\", \"cpu\": \"" + anvil::bench::json_escape(cpu) + "\", \"avx512\": " +
                      (avx512 ? "true" : "false") + ", \"peak_kernel\": \"" + anvil::bench::json_escape(isa) +
                      "\", \"peak_gflops\": {\"1\": " + json_number(peak.count(1) ? peak[1] : NAN) +
                      ", \"2\": " + json_number(peak.count(2) ? peak[2] : NAN) + "}, \"openblas\": \"" +
-                     anvil::bench::json_escape(infos["openblas"]) + "\", \"onednn\": \"" +
-                     anvil::bench::json_escape(infos["onednn"]) + "\", \"repeat\": " + std::to_string(repeats) +
+                     anvil::bench::json_escape(kImpls[1].info()) + "\", \"onednn\": \"" +
+                     anvil::bench::json_escape(kImpls[0].info()) + "\", \"repeat\": " + std::to_string(repeats) +
                      ", \"loadavg\": [" + json_number(load_before) + ", " + json_number(load_after) + "]" +
                      ", \"checks_ok\": " + (failed ? "false" : "true") + ", \"rows\": [" + rows_json +
-                     "], \"min_ratio_vs_best_library\": " + (have_anvil ? json_number(min_ratio) : "null") + "}";
+                     "], \"min_ratio_vs_best_library\": " + json_number(min_ratio) + "}";
   std::printf("%s\n", json.c_str());
   return failed ? 1 : 0;
 }
