@@ -38,7 +38,9 @@ def test_server_serves_anvil_and_tvm_clients_then_terminates(rng):
     server.terminate()  # twice is fine
 
 
-def test_server_registers_with_a_tracker_by_key():
+@pytest.fixture
+def tracker_port():
+    """An `anvil-rpc tracker` on a free loopback port."""
     binary = rpc._find_anvil_rpc()
     proc = subprocess.Popen([binary, "tracker", "--host", "127.0.0.1", "--port", "0", "--port-end", "0"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
@@ -50,20 +52,45 @@ def test_server_registers_with_a_tracker_by_key():
                 port = int(match.group(1))
                 break
         assert port
-        with rpc.Server(host="127.0.0.1", port=0, port_end=0, key="pyserver", tracker_addr=("127.0.0.1", port),
-                        silent=True) as server:
-            session = rpc.connect_tracker("127.0.0.1", port)
-            deadline = time.monotonic() + 30
-            while session.summary()["queue_info"].get("pyserver", {}).get("free") != 1:
-                assert time.monotonic() < deadline, server.output
-                time.sleep(0.05)
-            remote = session.request("pyserver")
-            assert remote.get_function("rpc.test.addone")(1) == 2
-            remote.close()
-            session.close()
+        yield port
     finally:
         proc.kill()
         proc.wait()
+
+
+def wait_until_free(session, key, server):
+    deadline = time.monotonic() + 30
+    while session.summary()["queue_info"].get(key, {}).get("free") != 1:
+        assert time.monotonic() < deadline, server.output
+        time.sleep(0.05)
+
+
+def test_server_registers_with_a_tracker_by_key(tracker_port):
+    with rpc.Server(host="127.0.0.1", port=0, port_end=0, key="pyserver", tracker_addr=("127.0.0.1", tracker_port),
+                    silent=True) as server:
+        session = rpc.connect_tracker("127.0.0.1", tracker_port)
+        wait_until_free(session, "pyserver", server)
+        remote = session.request("pyserver")
+        assert remote.get_function("rpc.test.addone")(1) == 2
+        remote.close()
+        session.close()
+
+
+def test_tracker_request_passes_the_auth_token(tracker_port, monkeypatch):
+    monkeypatch.delenv("ANVIL_RPC_AUTH_TOKEN", raising=False)
+    with rpc.Server(host="127.0.0.1", port=0, port_end=0, key="locked", tracker_addr=("127.0.0.1", tracker_port),
+                    auth_token="farm-secret", silent=True) as server:
+        session = rpc.connect_tracker("127.0.0.1", tracker_port)
+        wait_until_free(session, "locked", server)
+        with pytest.raises(RuntimeError, match="(?i)auth|token"):
+            session.request("locked", max_retry=1)
+        wait_until_free(session, "locked", server)  # the refused session gave the server back
+        remote = session.request("locked", auth_token="farm-secret")
+        assert remote.get_function("rpc.test.addone")(41) == 42
+        remote.close()
+        assert session.request_and_run("locked", lambda s: s.get_function("rpc.test.addone")(1),
+                                       auth_token="farm-secret") == 2
+        session.close()
 
 
 def test_server_with_a_token_refuses_clients_without_it():

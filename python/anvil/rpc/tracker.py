@@ -126,12 +126,14 @@ class TrackerSession:
         res += separate_line
         return res
 
-    def request(self, key, priority=1, session_timeout=0, max_retry=5, session_constructor_args=None):
+    def request(self, key, priority=1, session_timeout=0, max_retry=5, session_constructor_args=None,
+                auth_token=None):
         """Ask for a server with device key `key` and connect to it (an RPCSession).
 
         Waits until the tracker hands out a free server (bounded by the session's `timeout`).
-        Raises RuntimeError("Cannot request <key> after <n> retry, last_error:...") when every try
-        failed.
+        `auth_token` is passed to :func:`anvil.rpc.connect` (None: $ANVIL_RPC_AUTH_TOKEN when
+        set). Raises RuntimeError("Cannot request <key> after <n> retry, last_error:...") when
+        every try failed.
         """
         from . import connect
 
@@ -144,7 +146,8 @@ class TrackerSession:
                 if not isinstance(value, list) or len(value) != 2 or value[0] != TrackerCode.SUCCESS:
                     raise RuntimeError(f"Invalid return value {value!r}")
                 url, port, matchkey = value[1]
-                return connect(url, port, matchkey, session_timeout, session_constructor_args)
+                return connect(url, port, matchkey, session_timeout, session_constructor_args,
+                               auth_token=auth_token)
             except (OSError, ValueError) as err:  # socket errors, timeouts, a malformed reply
                 self.close()
                 last_err = err
@@ -152,14 +155,15 @@ class TrackerSession:
                 last_err = err
         raise RuntimeError(f"Cannot request {key} after {max_retry} retry, last_error:{last_err}")
 
-    def request_and_run(self, key, func, priority=1, session_timeout=0, max_retry=2):
+    def request_and_run(self, key, func, priority=1, session_timeout=0, max_retry=2, auth_token=None):
         """Request a server for `key` and return ``func(session)``; when the run fails (the device
         dropped, an RPC error), request again, up to `max_retry` times."""
         last_err = None
         for _ in range(max_retry):
             tstart = time.time()
             try:
-                sess = self.request(key, priority=priority, session_timeout=session_timeout)
+                sess = self.request(key, priority=priority, session_timeout=session_timeout,
+                                    auth_token=auth_token)
                 tstart = time.time()
                 return func(sess)
             except (RuntimeError, OSError) as err:

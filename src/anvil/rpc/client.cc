@@ -1,6 +1,7 @@
 // RPCSession and RemoteTensor (see client.h): connection set-up, file and module helpers, and
 // remote tensor allocation and copies on top of ClientState.
 #include "anvil/rpc/client.h"
+#include "anvil/rpc/spawn_session.h"
 
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -88,37 +89,9 @@ RPCSession RPCSession::over_channel(Channel channel, const ConnectOptions& optio
 
 RPCSession RPCSession::spawn(const std::vector<std::string>& argv, const ConnectOptions& options) {
   if (argv.empty()) value_error("RPCSession::spawn: empty command");
-  int to_child[2], from_child[2];
-  if (::pipe2(to_child, O_CLOEXEC) != 0) io_error("pipe: ", std::strerror(errno));
-  if (::pipe2(from_child, O_CLOEXEC) != 0) {
-    ::close(to_child[0]);
-    ::close(to_child[1]);
-    io_error("pipe: ", std::strerror(errno));
-  }
-  std::vector<std::string> args = argv;
-  args.push_back("--pipe-fds");
-  args.push_back(str_cat(to_child[0], ",", from_child[1]));
-  std::vector<char*> raw;
-  for (std::string& a : args) raw.push_back(a.data());
-  raw.push_back(nullptr);
-  // Double fork: the server runs as a grandchild that init adopts, so it never lingers as our
-  // zombie; it serves one session and exits when we close the pipes.
-  pid_t pid = ::fork();
-  if (pid < 0) io_error("fork: ", std::strerror(errno));
-  if (pid == 0) {
-    if (::fork() == 0) {
-      ::fcntl(to_child[0], F_SETFD, 0);  // the server's ends survive exec; ours close
-      ::fcntl(from_child[1], F_SETFD, 0);
-      ::execvp(raw[0], raw.data());
-      ::_exit(127);
-    }
-    ::_exit(0);
-  }
-  while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-  }
-  ::close(to_child[0]);
-  ::close(from_child[1]);
-  return over_channel(Channel(from_child[0], to_child[1], str_cat("pipe to ", argv[0])), options);
+  PopenOptions popen;
+  popen.connect = options;
+  return connect_popen(argv, popen);  // a reaped child, its death reported by signal
 }
 
 detail::ClientState& RPCSession::state() const {

@@ -96,7 +96,8 @@ class RPCSession {
   // A session over a connected channel with no handshake (pipes to a child server): InitServer only.
   static RPCSession over_channel(Channel channel, const ConnectOptions& options = {});
   // Starts `argv` (an Anvil server) as a child process that serves one session over two pipes
-  // ("--pipe-fds R,W" is appended), and connects to it.
+  // ("--pipe-fds R,W" is appended), and connects to it: connect_popen (spawn_session.h) with
+  // the default PopenOptions, so the child is reaped when the session closes.
   static RPCSession spawn(const std::vector<std::string>& argv, const ConnectOptions& options = {});
 
   bool defined() const { return static_cast<bool>(state_); }

@@ -2,6 +2,7 @@
 #include "anvil/rpc/server.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -302,6 +303,9 @@ void Server::serve_client(Channel conn, const std::string& client_key, const std
 
 int serve_pipe_session(int read_fd, int write_fd, const ServerOptions& options) {
   set_log_level(options.silent ? LogLevel::kError : LogLevel::kInfo);
+  // Inherited without close-on-exec (they had to survive our exec); nothing the session starts
+  // may hold the client's pipes open.
+  for (int fd : {read_fd, write_fd}) ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
   fs::path dir = make_session_dir(options.work_root);
   pid_t pid = ::fork();
   if (pid < 0) io_error("fork failed: ", std::strerror(errno));
@@ -314,6 +318,11 @@ int serve_pipe_session(int read_fd, int write_fd, const ServerOptions& options) 
   }
   std::error_code ec;
   fs::remove_all(dir, ec);
+  if (WIFSIGNALED(status)) {  // the shell's convention: 128 + the signal
+    log_warning("the session process ", pid, " was killed by signal ", WTERMSIG(status), " (",
+                ::strsignal(WTERMSIG(status)), ")");
+    return 128 + WTERMSIG(status);
+  }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 

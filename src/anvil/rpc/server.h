@@ -67,8 +67,10 @@ class Server {
   int sessions_ = 0;
 };
 
-// Serves one session over two inherited descriptors (a client's pipes, see RPCSession::spawn):
-// no handshake, no fork; a temporary work directory as for TCP sessions. Returns the exit code.
+// Serves one session over two inherited descriptors (a client's pipes, see connect_popen): no
+// handshake; as for TCP sessions the session runs in a forked child with a temporary work
+// directory (removed after it), so a crashing kernel ends only the session. Returns the
+// session's exit status, 128 + the signal when it was killed.
 int serve_pipe_session(int read_fd, int write_fd, const ServerOptions& options);
 
 }  // namespace anvil::rpc
