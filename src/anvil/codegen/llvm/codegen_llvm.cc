@@ -7,6 +7,7 @@
 #include <llvm/IR/Function.h>
 #include <llvm/IR/MDBuilder.h>
 
+#include <algorithm>
 #include <set>
 
 #include "anvil/base/error.h"
@@ -171,7 +172,13 @@ llvm::Function* CodeGenLLVM::make_body_function(const std::string& name, const s
   for (size_t i = 0; i < vars.size(); ++i) {
     llvm::Argument* a = f->getArg(static_cast<unsigned>(i));
     a->setName(vars[i].name());
-    if (ir::is_handle(vars[i].dtype())) a->addAttr(llvm::Attribute::NoAlias);
+    if (ir::is_handle(vars[i].dtype())) {
+      a->addAttr(llvm::Attribute::NoAlias);
+      // The alignment known for a buffer's memory (checked at the entry, or an Allocate's).
+      auto it = data_align_.find(vars[i].get());
+      if (it != data_align_.end() && it->second > 1)
+        a->addAttr(llvm::Attribute::getWithAlignment(ctx_, llvm::Align(static_cast<uint64_t>(it->second))));
+    }
   }
   f->addFnAttr(llvm::Attribute::NoUnwind);
   return f;
@@ -180,6 +187,8 @@ llvm::Function* CodeGenLLVM::make_body_function(const std::string& name, const s
 void CodeGenLLVM::add_function(const tir::PrimFunc& f, const std::string& name) {
   func_name_ = name;
   vars_.clear();
+  data_align_.clear();
+  index_mod_.clear();
   num_outlined_ = 0;
   parallel_depth_ = 0;
   llvm::Function* kernel = get_or_create_kernel(mod_, name);
@@ -395,6 +404,22 @@ void CodeGenLLVM::add_function(const tir::PrimFunc& f, const std::string& name) 
       check_or_fail(b_.CreateICmpEQ(t.byte_offset, want), kAnvilErrorValue,
                     prefix + " has byte offset %lld but expected %lld", {t.byte_offset, want});
     }
+    // Alignment: the buffer's declared alignment() is not required of arguments (numpy arrays
+    // come in without a copy, 16-byte aligned from malloc or anywhere in a view); the kernel
+    // checks and assumes only natural alignment, min(alignment(), element size) — what the loads
+    // have always assumed — so every element-aligned tensor works and others get this error
+    // instead of undefined behaviour. Memory the kernel allocates itself is 64-byte aligned.
+    DataType elem = ir::element_of(t.buffer->dtype());
+    int64_t align = std::min<int64_t>(t.buffer->alignment(), elem.bytes());
+    if (align > 1) {
+      llvm::Value* low = b_.CreateAnd(b_.CreatePtrToInt(data, b_.getInt64Ty()), b_.getInt64(static_cast<uint64_t>(align - 1)));
+      check_or_fail(b_.CreateICmpEQ(low, b_.getInt64(0)), kAnvilErrorValue,
+                    prefix + " has data address %p but expected a multiple of " + std::to_string(align) + " (" +
+                        dtype_text(elem) + " elements must be aligned; pass an aligned copy, e.g. anvil.tensor(array))",
+                    {data});
+    }
+    auto [it, fresh] = data_align_.emplace(t.buffer->data().get(), align);
+    if (!fresh) it->second = std::min(it->second, align);
     bind(t.buffer->data(), data);
     bound.push_back(t.buffer->data());
   }

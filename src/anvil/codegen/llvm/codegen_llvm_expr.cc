@@ -2,8 +2,14 @@
 // arithmetic (no nsw/nuw), truncating Div, flooring FloorDiv/FloorMod (also for negative
 // operands), unsigned compares for uint. Vector dtypes are LLVM vectors: a Ramp index with
 // stride 1 is one vector load/store, a Broadcast index one scalar load splatted, any other
-// vector index a masked gather/scatter with all lanes on.
+// vector index a masked gather/scatter with all lanes on. Alignment (access_align): the base
+// alignment of the buffer's data var (Allocate: 64 bytes; tensor parameters: their element size,
+// checked at the kernel entry) combined with the modular set of the index (arith/modular.h), so
+// a vector load of A[ramp(i * 16, 1, 16)] from a 64-byte aligned float buffer is `align 64`;
+// gathers and scatters use the element alignment.
 #include <llvm/IR/Constants.h>
+
+#include <algorithm>
 
 #include "anvil/base/error.h"
 #include "anvil/codegen/llvm/codegen_llvm_impl.h"
@@ -149,6 +155,17 @@ std::optional<int64_t> const_stride(const PrimExpr& idx) {
 
 }  // namespace
 
+llvm::Align CodeGenLLVM::access_align(const ir::Buffer& buf, const PrimExpr& index) const {
+  int64_t elem_bytes = ir::element_of(buf->dtype()).bytes();
+  auto it = data_align_.find(buf->data().get());
+  int64_t base = it != data_align_.end() ? it->second : elem_bytes;
+  if (base <= 1) return llvm::Align(1);
+  // elem_bytes * index is a multiple of lowbit(elem_bytes) * (power of two dividing index).
+  int64_t elem_low = elem_bytes & -elem_bytes;
+  int64_t index_factor = index.defined() ? arith::power_of_two_factor(arith::modular_set(index, index_mod_), base) : 1;
+  return llvm::Align(static_cast<uint64_t>(std::min(base, elem_low * index_factor)));
+}
+
 llvm::Value* CodeGenLLVM::index_expr(const PrimExpr& index) {
   bool saved = in_index_;
   in_index_ = true;
@@ -164,21 +181,23 @@ llvm::Value* CodeGenLLVM::buffer_load(const ir::BufferLoadNode* op) {
   llvm::Value* base = lookup(buf->data().get());
   DataType et = ir::element_of(buf->dtype());
   llvm::Type* mt = memory_type(et);
-  llvm::Align align(static_cast<uint64_t>(et.bytes()));
   int lanes = op->dtype().lanes();
   const PrimExpr& idx = op->indices()[0];
   llvm::Value* v = nullptr;
   if (lanes == 1) {
-    v = b_.CreateAlignedLoad(mt, b_.CreateInBoundsGEP(mt, base, index_expr(idx)), align);
+    v = b_.CreateAlignedLoad(mt, b_.CreateInBoundsGEP(mt, base, index_expr(idx)), access_align(buf, idx));
   } else if (const_stride(idx) == 1) {
-    llvm::Value* ptr = b_.CreateInBoundsGEP(mt, base, index_expr(idx.as<ir::RampNode>()->base()));
-    v = b_.CreateAlignedLoad(llvm::FixedVectorType::get(mt, static_cast<unsigned>(lanes)), ptr, align);
+    const PrimExpr& first = idx.as<ir::RampNode>()->base();
+    llvm::Value* ptr = b_.CreateInBoundsGEP(mt, base, index_expr(first));
+    v = b_.CreateAlignedLoad(llvm::FixedVectorType::get(mt, static_cast<unsigned>(lanes)), ptr, access_align(buf, first));
   } else if (auto* bc = idx.as<ir::BroadcastNode>()) {
-    llvm::Value* s = b_.CreateAlignedLoad(mt, b_.CreateInBoundsGEP(mt, base, index_expr(bc->value())), align);
+    llvm::Value* s = b_.CreateAlignedLoad(mt, b_.CreateInBoundsGEP(mt, base, index_expr(bc->value())),
+                                          access_align(buf, bc->value()));
     v = b_.CreateVectorSplat(static_cast<unsigned>(lanes), s);
   } else {
     llvm::Value* ptrs = b_.CreateInBoundsGEP(mt, base, index_expr(idx));
-    v = b_.CreateMaskedGather(llvm::FixedVectorType::get(mt, static_cast<unsigned>(lanes)), ptrs, align);
+    v = b_.CreateMaskedGather(llvm::FixedVectorType::get(mt, static_cast<unsigned>(lanes)), ptrs,
+                              access_align(buf, PrimExpr()));
   }
   if (et.code() == DataType::kBool) v = b_.CreateTrunc(v, value_type(op->dtype()));
   return v;
@@ -191,18 +210,18 @@ void CodeGenLLVM::buffer_store(const tir::BufferStoreNode* op) {
   llvm::Value* base = lookup(buf->data().get());
   DataType et = ir::element_of(buf->dtype());
   llvm::Type* mt = memory_type(et);
-  llvm::Align align(static_cast<uint64_t>(et.bytes()));
   llvm::Value* v = expr(op->value());
   int lanes = op->value().dtype().lanes();
   if (et.code() == DataType::kBool) v = b_.CreateZExt(v, memory_type(op->value().dtype()));
   const PrimExpr& idx = op->indices()[0];
   if (lanes == 1 && idx.dtype().lanes() == 1) {
-    b_.CreateAlignedStore(v, b_.CreateInBoundsGEP(mt, base, index_expr(idx)), align);
+    b_.CreateAlignedStore(v, b_.CreateInBoundsGEP(mt, base, index_expr(idx)), access_align(buf, idx));
   } else if (const_stride(idx) == 1) {
-    b_.CreateAlignedStore(v, b_.CreateInBoundsGEP(mt, base, index_expr(idx.as<ir::RampNode>()->base())), align);
+    const PrimExpr& first = idx.as<ir::RampNode>()->base();
+    b_.CreateAlignedStore(v, b_.CreateInBoundsGEP(mt, base, index_expr(first)), access_align(buf, first));
   } else {
     llvm::Value* ptrs = b_.CreateInBoundsGEP(mt, base, index_expr(idx));
-    b_.CreateMaskedScatter(v, ptrs, align);
+    b_.CreateMaskedScatter(v, ptrs, access_align(buf, PrimExpr()));
   }
 }
 

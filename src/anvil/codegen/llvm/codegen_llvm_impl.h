@@ -14,12 +14,17 @@
 #include <unordered_map>
 #include <vector>
 
+#include "anvil/arith/modular.h"
 #include "anvil/codegen/llvm/kernel_abi.h"
 #include "anvil/codegen/llvm/llvm_target.h"
 #include "anvil/tir/prim_func.h"
 #include "anvil/tir/stmt.h"
 
 namespace anvil::codegen {
+
+// Base alignment (bytes) of the memory of an Allocate: stack arrays are created with this
+// alignment (emit_allocate) and workspace_alloc returns kAllocAlignment (64) aligned memory.
+inline constexpr int64_t kAllocateAlignment = 64;
 
 class CodeGenLLVM {
  public:
@@ -87,6 +92,15 @@ class CodeGenLLVM {
   int num_outlined_ = 0;
   llvm::Function* message_fn_ = nullptr;  // the function message_buf_ belongs to
   llvm::AllocaInst* message_buf_ = nullptr;
+  // Alignment in bytes known for the address each buffer data var holds: Allocate vars
+  // kAllocateAlignment, tensor parameters what the entry checked (their element size, see
+  // add_function). Vars not in the map are assumed aligned to the accessed element, as before.
+  std::unordered_map<const ir::VarNode*, int64_t> data_align_;
+  // Modular sets of the integer let vars in scope (LetStmt), for access alignment.
+  arith::ModularVarMap index_mod_;
+  // Alignment of an access to buf at element index (scalar; for a stride-1 Ramp its base): the
+  // largest power of two dividing the buffer's base alignment and elem_bytes * every value of index.
+  llvm::Align access_align(const ir::Buffer& buf, const ir::PrimExpr& index) const;
 
  private:
   void emit_for(const tir::ForNode* op);

@@ -46,11 +46,19 @@ void CodeGenLLVM::stmt(const tir::Stmt& s) {
       return;
     }
     case StmtKind::kBufferStore: buffer_store(s.as<tir::BufferStoreNode>()); return;
-    case StmtKind::kAllocate: emit_allocate(s.as<tir::AllocateNode>()); return;
+    case StmtKind::kAllocate: {
+      // Stack arrays and workspace memory are both kAllocateAlignment aligned (access_align).
+      auto* op = s.as<tir::AllocateNode>();
+      data_align_[op->buffer_var().get()] = kAllocateAlignment;
+      emit_allocate(op);
+      return;
+    }
     case StmtKind::kLetStmt: {
       auto* op = s.as<tir::LetStmtNode>();
       bind(op->var(), expr(op->value()));
+      index_mod_[op->var().get()] = arith::modular_set(op->value(), index_mod_);  // for access_align
       stmt(op->body());
+      index_mod_.erase(op->var().get());
       unbind(op->var());
       return;
     }

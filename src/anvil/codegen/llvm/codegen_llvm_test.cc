@@ -1,16 +1,22 @@
 // build_llvm details that the shared conformance suite does not see: the integer flags of the
-// emitted IR (index arithmetic carries nsw, value arithmetic keeps wrapping semantics).
+// emitted IR (index arithmetic carries nsw, value arithmetic keeps wrapping semantics) and the
+// alignment of loads and stores (64 bytes where provable, the element size for arguments).
 #include "anvil/codegen/llvm/codegen_llvm.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
+#include <random>
+#include <regex>
 #include <string>
+#include <vector>
 
 #include "anvil/codegen/llvm/llvm_module.h"
 #include "anvil/ir/expr_ops.h"
 #include "anvil/runtime/register.h"
 #include "anvil/runtime/tensor.h"
+#include "anvil/base/error.h"
 #include "anvil/tir/stmt.h"
 
 namespace anvil::codegen {
@@ -18,6 +24,8 @@ namespace {
 
 using ir::buffer_load;
 using ir::decl_buffer;
+using ir::PrimExpr;
+using ir::ramp;
 using ir::Var;
 
 // B[i] = A[i * 2 + 1] * 7 + 5 over int32: the index arithmetic may assume no signed overflow
@@ -47,6 +55,100 @@ TEST(CodeGenLLVM, IndexArithmeticIsNswAndValueArithmeticWraps) {
   for (int64_t x = 0; x < n; ++x) {
     uint32_t want = static_cast<uint32_t>(ap[2 * x + 1]) * 7u + 5u;
     ASSERT_EQ(static_cast<int32_t*>(b.data())[x], static_cast<int32_t>(want)) << "at " << x;
+  }
+}
+
+
+// T (allocated, 64-byte aligned) = A + A in 16-lane vectors; B[16 io + 1 ..] = T[16 io + 1 ..] +
+// T[16 io ..] (through a let); B[0] = T[0]. n = 16 * (blocks + 1); a stack array for a constant
+// n, a workspace allocation for a symbolic one.
+tir::PrimFunc aligned_blocks(PrimExpr n_expr, const char* name) {
+  Var io("io"), jo("jo"), base("base");
+  ir::Buffer A = decl_buffer({n_expr}, DataType::float32(), "A"), B = decl_buffer({n_expr}, DataType::float32(), "B");
+  ir::Buffer T = decl_buffer({n_expr}, DataType::float32(), "T");
+  PrimExpr blocks = ir::floordiv(n_expr, 16);
+  tir::Stmt fill = tir::make_for(io, 0, blocks,
+                                 tir::buffer_store(T, buffer_load(A, {ramp(io * 16, 1, 16)}) + buffer_load(A, {ramp(io * 16, 1, 16)}),
+                                                   {ramp(io * 16, 1, 16)}));
+  tir::Stmt use = tir::make_for(
+      jo, 0, blocks - 1,
+      tir::let_stmt(base, jo * 16,
+                    tir::buffer_store(B, buffer_load(T, {ramp(base + 1, 1, 16)}) + buffer_load(T, {ramp(base, 1, 16)}),
+                                      {ramp(base + 1, 1, 16)})));
+  tir::Stmt first = tir::buffer_store(B, buffer_load(T, {PrimExpr(0)}), {PrimExpr(0)});
+  tir::Stmt body = tir::allocate(T->data(), DataType::float32(), {n_expr}, "global", tir::seq({fill, use, first}));
+  return tir::make_prim_func(name, {A, B}, body);
+}
+
+// The alignments of the vector loads / stores of <16 x float> in ll, in order.
+std::vector<std::string> vector_alignments(const std::string& ll, const std::string& what) {
+  std::vector<std::string> out;
+  std::regex re(what == "load" ? R"(load <16 x float>, ptr %[\w.]+, align (\d+))"
+                               : R"(store <16 x float> %[\w.]+, ptr %[\w.]+, align (\d+))");
+  for (auto it = std::sregex_iterator(ll.begin(), ll.end(), re); it != std::sregex_iterator(); ++it)
+    out.push_back((*it)[1]);
+  return out;
+}
+
+std::string error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no error";
+  return "";
+}
+
+TEST(CodeGenLLVM, VectorAccessAlignmentFollowsBufferAndIndex) {
+  register_runtime_functions();
+  for (bool symbolic : {false, true}) {
+    Var n = ir::size_var("n");
+    tir::PrimFunc f = aligned_blocks(symbolic ? PrimExpr(n) : PrimExpr(256), "blocks");
+    std::string ll = llvm_module_source(build_llvm({f}, Target::parse("llvm -opt-level=0")), "ll");
+    // Loads: A twice (argument: element alignment), T[base + 1] (4), T[base] (64, base = 16 jo).
+    EXPECT_EQ(vector_alignments(ll, "load"), (std::vector<std::string>{"4", "4", "4", "64"})) << ll;
+    // Stores: T[16 io] (64), B[base + 1] (argument, 4).
+    EXPECT_EQ(vector_alignments(ll, "store"), (std::vector<std::string>{"64", "4"})) << ll;
+    // The compute function may assume what the entry checked.
+    EXPECT_NE(ll.find("ptr noalias align 4 %A"), std::string::npos) << ll;
+  }
+}
+
+TEST(CodeGenLLVM, AlignedVectorKernelMatchesLoopAndArgumentsNeedOnlyElementAlignment) {
+  register_runtime_functions();
+  Var n = ir::size_var("n");
+  for (bool symbolic : {false, true}) {
+    const int64_t len = 256;
+    const std::vector<int64_t> shape{len};
+    Module m = build_llvm({aligned_blocks(symbolic ? PrimExpr(n) : PrimExpr(256), "blocks")}, Target::parse("llvm"));
+    std::mt19937 rng(symbolic ? 11 : 12);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    // Arguments at byte offsets 0 (64-byte aligned), 4 and 20 (only element aligned) work.
+    for (uint64_t offset : {0u, 4u, 20u}) {
+      Tensor raw_a = Tensor::empty({len * 4 + 64}, DataType::uint8()), raw_b = Tensor::empty({len * 4 + 64}, DataType::uint8());
+      Tensor a = raw_a.view(shape, DataType::float32(), offset);
+      Tensor b = raw_b.view(shape, DataType::float32(), offset);
+      auto* ap = static_cast<float*>(a.data());
+      auto* bp = static_cast<float*>(b.data());
+      for (int64_t x = 0; x < len; ++x) ap[x] = dist(rng), bp[x] = -7.0f;
+      m["blocks"](a, b);
+      std::vector<float> t(len), want(len, -7.0f);
+      for (int64_t x = 0; x < len; ++x) t[x] = ap[x] + ap[x];
+      for (int64_t jo = 0; jo < len / 16 - 1; ++jo)
+        for (int64_t l = 0; l < 16; ++l) want[jo * 16 + 1 + l] = t[jo * 16 + 1 + l] + t[jo * 16 + l];
+      want[0] = t[0];
+      for (int64_t x = 0; x < len; ++x) ASSERT_EQ(bp[x], want[x]) << "at " << x << ", offset " << offset;
+    }
+    // A float32 argument that is not 4-byte aligned is refused with the argument and the fix.
+    Tensor raw = Tensor::empty({len * 4 + 64}, DataType::uint8()), ok = Tensor::empty({len}, DataType::float32());
+    Tensor odd = raw.view(shape, DataType::float32(), 2);
+    std::string msg = error_of([&] { m["blocks"](ok, odd); });
+    EXPECT_NE(msg.find("blocks: argument 1 (B) has data address 0x"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("but expected a multiple of 4 (float32 elements must be aligned; pass an aligned copy"),
+              std::string::npos) << msg;
+    Tensor other = Tensor::empty({len}, DataType::float32());
+    m["blocks"](ok, other);  // still usable
   }
 }
 
