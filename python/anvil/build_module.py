@@ -13,6 +13,8 @@ from .te import Schedule
 from .tir import PrimFunc
 
 _te = _ffi.te
+# TVM's name for Module.get_source (registered by the compiler: codegen/module_source.h).
+_module_get_source = _ffi.get_global_func("runtime.ModuleGetSource")
 
 
 def lower(inp, args=None, name="main", binds=None, simple_mode=False, dump_ir=False):
@@ -21,9 +23,12 @@ def lower(inp, args=None, name="main", binds=None, simple_mode=False, dump_ir=Fa
     Parameters
     ----------
     inp : te.Schedule
-    args : list of te.Tensor
-        The kernel's parameters in order: the inputs it reads and its outputs. Symbolic shape
-        variables are bound from these tensors' shapes (do not list them).
+    args : list of te.Tensor and te.var
+        The kernel's parameters in order: the inputs it reads, its outputs, and scalar
+        variables (``alpha = te.var("alpha", dtype="float32")``), which are passed by value
+        (``mod["main"](a, 2.5, b)``). Symbolic shape variables are bound from these tensors'
+        shapes; one that is also listed (``[A, n, B]``) is a scalar parameter, and the tensors'
+        shapes are checked against its value on each call (ValueError).
     name : str
         The function name (its symbol once built).
     simple_mode : bool
@@ -34,7 +39,11 @@ def lower(inp, args=None, name="main", binds=None, simple_mode=False, dump_ir=Fa
     Raises
     ------
     ValueError
-        For an illegal schedule or arguments (a read placeholder missing from args, ...).
+        For an illegal schedule or arguments (a read placeholder missing from args, a variable
+        the computation uses that is neither in args nor a shape variable of a tensor in args,
+        an argument given twice, ...).
+    TypeError
+        For an argument that is neither a te.Tensor nor a te.var.
     """
     del simple_mode
     if binds:
@@ -44,7 +53,7 @@ def lower(inp, args=None, name="main", binds=None, simple_mode=False, dump_ir=Fa
     if not isinstance(inp, Schedule):
         raise TypeError(f"lower: expected a te.Schedule, got {type(inp).__name__}")
     if args is None:
-        raise TypeError("lower: args (the kernel's tensors) are required")
+        raise TypeError("lower: args (the kernel's tensors and scalar vars) are required")
     return _te.lower(inp, list(args), name, bool(dump_ir))
 
 
@@ -61,8 +70,9 @@ def build(inputs, args=None, target="llvm", target_host=None, name="main", binds
     Parameters
     ----------
     inputs : te.Schedule, tir.PrimFunc, or a list of PrimFuncs
-    args : list of te.Tensor
-        With a schedule: the kernel's parameters in order (see :func:`lower`).
+    args : list of te.Tensor and te.var
+        With a schedule: the kernel's parameters in order (see :func:`lower`): tensors, and
+        scalar variables called with Python ints / floats.
     target : str
         ``"llvm"`` (this CPU; options as ``"llvm -mcpu=... -fast-math"``) or ``"c"`` (C source
         compiled by the system C compiler when first called or exported).
@@ -74,7 +84,7 @@ def build(inputs, args=None, target="llvm", target_host=None, name="main", binds
     runtime.Module
         Kind ``"llvm"`` or ``"c"``; also ``export_library``, ``get_source`` and
         ``time_evaluator``. Calls check the number, dtypes and shapes of their arguments
-        (TypeError / ValueError).
+        (TypeError / ValueError), and the shapes against listed shape variables.
     """
     del target_host
     if binds:
@@ -106,14 +116,14 @@ _library_ids = itertools.count()
 def _remember_c(mod):
     if mod.kind == "c":
         with _built_c_lock:
-            _built_c.setdefault(_te.module_source(mod, "c"), None)
+            _built_c.setdefault(_module_get_source(mod, "c"), None)
     return mod
 
 
 def _runnable(mod):
     if mod.kind != "c":
         return mod
-    source = _te.module_source(mod, "c")
+    source = _module_get_source(mod, "c")
     with _built_c_lock:
         if source not in _built_c:
             return mod
@@ -144,7 +154,7 @@ def _get_function(self, name, query_imports=True):
 def _get_source(self, fmt=""):
     """The module's code as text: LLVM modules ``"ll"`` (IR, the default) or ``"asm"``;
     C modules their C source."""
-    return _te.module_source(self, fmt)
+    return _module_get_source(self, fmt)
 
 
 def _time_evaluator(self, func_name, dev, number=10, repeat=1, min_repeat_ms=0, cooldown_interval_ms=0,

@@ -61,7 +61,9 @@ Schedule = _te.Schedule
 
 
 def var(name="tindex", dtype="int32"):
-    """A scalar variable, e.g. a symbolic shape dimension ``n = te.var("n")``."""
+    """A scalar variable (int32 unless `dtype` says otherwise): a symbolic shape dimension
+    ``n = te.var("n")``, or a scalar kernel parameter ``alpha = te.var("alpha", dtype="float32")``
+    listed among the tensors in ``anvil.lower`` / ``anvil.build`` args and passed by value."""
     return _te.var(name, dtype)
 
 

@@ -5,6 +5,7 @@
 // through pipeline::build for the "llvm" target (JIT).
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <random>
 #include <span>
 #include <string>
