@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "anvil/te/reduction.h"
+#include "anvil/te/te_test_kernels.h"
 #include "anvil/te/te_test_util.h"
 
 namespace anvil::te {
@@ -114,12 +115,8 @@ TEST(TeKernels, SoftmaxWithInlinedExp) {
 }
 
 TEST(TeKernels, BatchMatmulFusedAndVectorized) {
-  const int b = 3, m = 5, n = 6, kk = 7;
-  Tensor A = placeholder({b, m, kk}, DataType::float32(), "A");
-  Tensor B = placeholder({b, kk, n}, DataType::float32(), "B");
-  IterVar k = reduce_axis(0, kk, "k");
-  Tensor C = compute(
-      {b, m, n}, [&](Var bb, Var i, Var j) { return sum(A(bb, i, k) * B(bb, k, j), {k}); }, "C");
+  BatchMatmul g(3, 5, 6, 7);
+  Tensor C = g.C;
   Schedule s = create_schedule({C});
   Tensor CL = s.cache_write(C, "local");
   IterVar bi = s[C].fuse(C.axis(0), C.axis(1));
@@ -128,182 +125,74 @@ TEST(TeKernels, BatchMatmulFusedAndVectorized) {
   s[CL].compute_at(s[C], jo);
   s[CL].reorder(CL.reduce_axis(0), CL.axis(2));
   s[CL].vectorize(CL.axis(2));
-  tir::PrimFunc f = lower(s, {A, B, C}, "batch_matmul");
-  HostTensor a({b, m, kk}), bt({b, kk, n}), c({b, m, n});
+  tir::PrimFunc f = lower(s, {g.A, g.B, C}, "batch_matmul");
+  HostTensor a({3, 5, 7}), bt({3, 7, 6}), c({3, 5, 6});
   fill_random(a, kSeed);
   fill_random(bt, kSeed + 1);
   run(f, {a.ptr(), bt.ptr(), c.ptr()});
-  std::vector<double> want(static_cast<size_t>(b * m * n), 0.0);
-  for (int x = 0; x < b; ++x)
-    for (int i = 0; i < m; ++i)
-      for (int j = 0; j < n; ++j)
-        for (int p = 0; p < kk; ++p) want[(x * m + i) * n + j] += double(a.at({x, i, p})) * bt.at({x, p, j});
-  expect_close(c, want);
+  expect_close(c, g.reference(a.data.data(), bt.data.data()));
 }
 
-// conv2d NCHW, zero padding `pad`, stride `st`. select() evaluates both sides, so the padded
-// read clamps its indices into the input (the clamped value is discarded outside).
-struct Conv2d {
-  int N, C, H, W, K, R, S, pad, st, OH, OW;
-  Tensor data, weight, padded, out;
-  Conv2d(int n, int c, int h, int w, int k, int r, int s_, int p, int stride)
-      : N(n), C(c), H(h), W(w), K(k), R(r), S(s_), pad(p), st(stride) {
-    OH = (H + 2 * pad - R) / st + 1;
-    OW = (W + 2 * pad - S) / st + 1;
-    data = placeholder({N, C, H, W}, DataType::float32(), "data");
-    weight = placeholder({K, C, R, S}, DataType::float32(), "weight");
-    padded = compute(
-        {N, C, H + 2 * pad, W + 2 * pad},
-        [&](Var b, Var ch, Var y, Var x) {
-          PrimExpr inside = y >= pad && y < H + pad && x >= pad && x < W + pad;
-          PrimExpr yy = min(max(y - pad, 0), H - 1), xx = min(max(x - pad, 0), W - 1);
-          return ir::select(inside, data(b, ch, yy, xx), 0.0f);
-        },
-        "padded");
-    IterVar rc = reduce_axis(0, C, "rc"), ry = reduce_axis(0, R, "ry"), rx = reduce_axis(0, S, "rx");
-    out = compute(
-        {N, K, OH, OW},
-        [&](Var b, Var f, Var y, Var x) {
-          return sum(padded(b, rc, y * st + ry, x * st + rx) * weight(f, rc, ry, rx), {rc, ry, rx});
-        },
-        "conv");
-  }
-  std::vector<double> reference(const HostTensor& d, const HostTensor& w) const {
-    std::vector<double> o(static_cast<size_t>(N * K * OH * OW), 0.0);
-    for (int b = 0; b < N; ++b)
-      for (int f = 0; f < K; ++f)
-        for (int y = 0; y < OH; ++y)
-          for (int x = 0; x < OW; ++x) {
-            double acc = 0;
-            for (int c = 0; c < C; ++c)
-              for (int r = 0; r < R; ++r)
-                for (int q = 0; q < S; ++q) {
-                  int iy = y * st + r - pad, ix = x * st + q - pad;
-                  if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
-                  acc += double(const_cast<HostTensor&>(d).at({b, c, iy, ix})) *
-                         const_cast<HostTensor&>(w).at({f, c, r, q});
-                }
-            o[((b * K + f) * OH + y) * OW + x] = acc;
-          }
-    return o;
-  }
-  void check(const tir::PrimFunc& fn) const {
-    HostTensor d({N, C, H, W}), w({K, C, R, S}), o({N, K, OH, OW});
-    fill_random(d, kSeed);
-    fill_random(w, kSeed + 1);
-    run(fn, {d.ptr(), w.ptr(), o.ptr()});
-    expect_close(o, reference(d, w), 1e-5, 1e-5);
-  }
-};
+// Runs fn (lowered from g) on random inputs in the interpreter, against g's reference.
+void check_conv(const Conv2dNchw& g, const tir::PrimFunc& fn) {
+  HostTensor d({g.N, g.C, g.H, g.W}), w({g.K, g.C, g.R, g.S}), o({g.N, g.K, g.OH, g.OW});
+  fill_random(d, kSeed);
+  fill_random(w, kSeed + 1);
+  run(fn, {d.ptr(), w.ptr(), o.ptr()});
+  expect_close(o, g.reference(d.data.data(), w.data.data()), 1e-5, 1e-5);
+}
 
 TEST(TeKernels, Conv2dNchwPaddedDefaultSchedule) {
-  Conv2d g(1, 3, 7, 6, 4, 3, 3, 1, 1);
+  Conv2dNchw g(1, 3, 7, 6, 4, 3, 3, 1, 1);
   Schedule s = create_schedule({g.out});
-  g.check(lower(s, {g.data, g.weight, g.out}, "conv2d"));
+  check_conv(g, lower(s, {g.data, g.weight, g.out}, "conv2d"));
 }
 
 TEST(TeKernels, Conv2dNchwStride2WithInlinedPaddingAndTiles) {
-  Conv2d g(2, 2, 9, 8, 3, 3, 3, 1, 2);
+  Conv2dNchw g(2, 2, 9, 8, 3, 3, 3, 1, 2);
   Schedule s = create_schedule({g.out});
   s[g.padded].compute_inline();
   auto [yo, xo, yi, xi] = s[g.out].tile(g.out.axis(2), g.out.axis(3), 2, 3);
   s[g.out].parallel(g.out.axis(1));
   s[g.out].vectorize(xi);
-  g.check(lower(s, {g.data, g.weight, g.out}, "conv2d_s2"));
+  check_conv(g, lower(s, {g.data, g.weight, g.out}, "conv2d_s2"));
 }
 
 TEST(TeKernels, Conv2dPaddingComputedPerOutputRow) {
-  Conv2d g(1, 2, 6, 5, 2, 3, 3, 1, 1);
+  Conv2dNchw g(1, 2, 6, 5, 2, 3, 3, 1, 1);
   Schedule s = create_schedule({g.out});
   s[g.padded].compute_at(s[g.out], g.out.axis(2));
   tir::PrimFunc f = lower(s, {g.data, g.weight, g.out}, "conv2d_rows");
   std::string text = tir::to_string(f);
   EXPECT_NE(text.find("allocate(float32, [1, 2, 3, 7]"), std::string::npos) << text;  // 3 padded rows
-  g.check(f);
+  check_conv(g, f);
 }
 
 TEST(TeKernels, DepthwiseConvWithPadding) {
-  const int C = 3, H = 6, W = 7, R = 3, pad = 1;
-  Tensor data = placeholder({1, C, H, W}, DataType::float32(), "data");
-  Tensor w = placeholder({C, R, R}, DataType::float32(), "w");
-  Tensor padded = compute(
-      {1, C, H + 2, W + 2},
-      [&](Var b, Var c, Var y, Var x) {
-        PrimExpr inside = y >= pad && y < H + pad && x >= pad && x < W + pad;
-        return ir::select(inside, data(b, c, min(max(y - pad, 0), H - 1), min(max(x - pad, 0), W - 1)), 0.0f);
-      },
-      "padded");
-  IterVar ry = reduce_axis(0, R, "ry"), rx = reduce_axis(0, R, "rx");
-  Tensor out = compute(
-      {1, C, H, W},
-      [&](Var b, Var c, Var y, Var x) {
-        return sum(padded(b, c, y + ry, x + rx) * w(c, ry, rx), {ry, rx});
-      },
-      "depthwise");
-  Schedule s = create_schedule({out});
-  s[padded].compute_at(s[out], out.axis(1));
-  auto [xo, xi] = s[out].split(out.axis(3), 4);
-  s[out].unroll(ry);
-  tir::PrimFunc f = lower(s, {data, w, out}, "depthwise");
-  HostTensor d({1, C, H, W}), wt({C, R, R}), o({1, C, H, W});
+  DepthwiseConv g(1, 3, 6, 7, 3, 1);
+  Schedule s = create_schedule({g.out});
+  s[g.padded].compute_at(s[g.out], g.out.axis(1));
+  auto [xo, xi] = s[g.out].split(g.out.axis(3), 4);
+  s[g.out].unroll(g.ry);
+  tir::PrimFunc f = lower(s, {g.data, g.weight, g.out}, "depthwise");
+  HostTensor d({1, 3, 6, 7}), wt({3, 3, 3}), o({1, 3, 6, 7});
   fill_random(d, kSeed);
   fill_random(wt, kSeed + 1);
   run(f, {d.ptr(), wt.ptr(), o.ptr()});
-  std::vector<double> want(static_cast<size_t>(C * H * W), 0.0);
-  for (int c = 0; c < C; ++c)
-    for (int y = 0; y < H; ++y)
-      for (int x = 0; x < W; ++x)
-        for (int r = 0; r < R; ++r)
-          for (int q = 0; q < R; ++q) {
-            int iy = y + r - pad, ix = x + q - pad;
-            if (iy >= 0 && iy < H && ix >= 0 && ix < W)
-              want[(c * H + y) * W + x] += double(d.at({0, c, iy, ix})) * wt.at({c, r, q});
-          }
-  expect_close(o, want);
+  expect_close(o, g.reference(d.data.data(), wt.data.data()));
 }
 
 TEST(TeKernels, MaxAndAveragePooling2x2Stride2) {
-  const int C = 2, H = 7, W = 9, OH = 3, OW = 4;
-  Tensor data = placeholder({1, C, H, W}, DataType::float32(), "data");
-  IterVar ry = reduce_axis(0, 2, "ry"), rx = reduce_axis(0, 2, "rx");
-  IterVar sy = reduce_axis(0, 2, "sy"), sx = reduce_axis(0, 2, "sx");
-  Tensor mx = compute(
-      {1, C, OH, OW},
-      [&](Var b, Var c, Var y, Var x) {
-        return te::max(data(b, c, y * 2 + ry, x * 2 + rx), {ry, rx});
-      },
-      "max_pool");
-  Tensor sm = compute(
-      {1, C, OH, OW},
-      [&](Var b, Var c, Var y, Var x) {
-        return te::sum(data(b, c, y * 2 + sy, x * 2 + sx), {sy, sx});
-      },
-      "sum_pool");
-  Tensor avg = compute(
-      {1, C, OH, OW}, [&](Var b, Var c, Var y, Var x) { return sm(b, c, y, x) / 4.0f; }, "avg_pool");
-  Schedule s = create_schedule({mx, avg});
-  s[sm].compute_at(s[avg], avg.axis(2));
-  auto [xo, xi] = s[mx].split(mx.axis(3), 3);
-  tir::PrimFunc f = lower(s, {data, mx, avg}, "pool");
-  HostTensor d({1, C, H, W}), om({1, C, OH, OW}), oa({1, C, OH, OW});
+  Pool2x2 p(1, 2, 7, 9);  // out 3x4
+  Schedule s = create_schedule({p.max_pool, p.avg_pool});
+  s[p.sum_pool].compute_at(s[p.avg_pool], p.avg_pool.axis(2));
+  auto [xo, xi] = s[p.max_pool].split(p.max_pool.axis(3), 3);
+  tir::PrimFunc f = lower(s, {p.data, p.max_pool, p.avg_pool}, "pool");
+  HostTensor d({1, 2, 7, 9}), om({1, 2, 3, 4}), oa({1, 2, 3, 4});
   fill_random(d, kSeed);
   run(f, {d.ptr(), om.ptr(), oa.ptr()});
-  std::vector<double> want_max(C * OH * OW), want_avg(C * OH * OW);
-  for (int c = 0; c < C; ++c)
-    for (int y = 0; y < OH; ++y)
-      for (int x = 0; x < OW; ++x) {
-        double m = -INFINITY, t = 0;
-        for (int r = 0; r < 2; ++r)
-          for (int q = 0; q < 2; ++q) {
-            double v = d.at({0, c, y * 2 + r, x * 2 + q});
-            m = std::max(m, v);
-            t += v;
-          }
-        want_max[(c * OH + y) * OW + x] = m;
-        want_avg[(c * OH + y) * OW + x] = t / 4;
-      }
-  expect_close(om, want_max);
-  expect_close(oa, want_avg);
+  expect_close(om, p.reference(d.data.data(), true));
+  expect_close(oa, p.reference(d.data.data(), false));
 }
 
 TEST(TeKernels, MinReductionStartsFromPlusInfinity) {

@@ -1,6 +1,8 @@
 // Statement nodes: names and checking factories.
 #include "anvil/tir/stmt.h"
 
+#include <algorithm>
+
 #include "anvil/base/error.h"
 
 namespace anvil::tir {
@@ -142,6 +144,23 @@ Stmt AllocateNode::make(Var buffer_var, DataType dtype, std::vector<PrimExpr> ex
   node->scope_ = std::move(scope);
   node->body_ = std::move(body);
   return Stmt(node);
+}
+
+std::optional<int64_t> constant_allocation_elements(const AllocateNode& op) {
+  int64_t total = 1;
+  for (const PrimExpr& e : op.extents()) {
+    std::optional<int64_t> c = ir::as_const_int(e);
+    if (!c || *c < 0) return std::nullopt;
+    if (__builtin_mul_overflow(total, *c, &total)) return std::nullopt;
+  }
+  return total;
+}
+
+std::optional<int64_t> stack_allocation_elements(const AllocateNode& op) {
+  std::optional<int64_t> n = constant_allocation_elements(op);
+  int64_t elem_bytes = ir::element_of(op.dtype()).bytes();
+  if (!n || *n > kMaxStackAllocBytes / elem_bytes) return std::nullopt;
+  return std::max<int64_t>(*n, 1);
 }
 
 Stmt LetStmtNode::make(Var var, PrimExpr value, Stmt body) {

@@ -5,7 +5,9 @@
 // a dtype mismatch, ValueError for a bad value, each naming the statement and the operand.
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -130,6 +132,19 @@ class AllocateNode : public StmtNode {
 
 // Whether scope is a storage scope Allocate and Buffer accept.
 bool is_valid_storage_scope(std::string_view scope);
+
+// prod(extents) when every extent of op is a constant integer, none is negative and the product
+// fits int64_t; nullopt otherwise (the size is known only at run time, or is invalid there).
+std::optional<int64_t> constant_allocation_elements(const AllocateNode& op);
+
+// The CPU code generators (C, LLVM) put an allocation on the stack when its size is constant and
+// at most this many bytes; every other allocation comes from the runtime's workspace_alloc.
+inline constexpr int64_t kMaxStackAllocBytes = 64 * 1024;
+
+// Length in elements of the stack array for op (at least 1, so a zero-sized allocation still has
+// an address) when constant_allocation_elements(op) times the element size is at most
+// kMaxStackAllocBytes; nullopt when op must go through workspace_alloc.
+std::optional<int64_t> stack_allocation_elements(const AllocateNode& op);
 
 // let var = value in body (var.dtype == value.dtype); defines var for body.
 class LetStmtNode : public StmtNode {

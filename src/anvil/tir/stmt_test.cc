@@ -76,6 +76,36 @@ TEST(Stmt, AllocateLetIfAndAttrValidate) {
   EXPECT_EQ(at.as<AttrStmtNode>()->key(), "storage_alignment");
 }
 
+TEST(Stmt, AllocationSizeIsConstantOnlyForNonNegativeLiteralExtentsThatFitInt64) {
+  Var buf("T", ir::handle_type());
+  Stmt body = evaluate(0);
+  auto alloc = [&](DataType t, std::vector<PrimExpr> extents) {
+    return allocate(buf, t, std::move(extents), "global", body);
+  };
+  Stmt s = alloc(DataType::float32(), {4, 8});
+  EXPECT_EQ(constant_allocation_elements(*s.as<AllocateNode>()), 32);
+  EXPECT_EQ(stack_allocation_elements(*s.as<AllocateNode>()), 32);
+  Stmt zero = alloc(DataType::float32(), {0, 8});  // empty, yet a stack array of one element
+  EXPECT_EQ(constant_allocation_elements(*zero.as<AllocateNode>()), 0);
+  EXPECT_EQ(stack_allocation_elements(*zero.as<AllocateNode>()), 1);
+  Stmt sym = alloc(DataType::float32(), {4, Var("n")});
+  EXPECT_EQ(constant_allocation_elements(*sym.as<AllocateNode>()), std::nullopt);
+  EXPECT_EQ(stack_allocation_elements(*sym.as<AllocateNode>()), std::nullopt);
+  Stmt neg = alloc(DataType::float32(), {-1, 8});  // left to the run-time check
+  EXPECT_EQ(constant_allocation_elements(*neg.as<AllocateNode>()), std::nullopt);
+  PrimExpr big = ir::int_imm(int64_t{1} << 40, DataType::int64());
+  Stmt huge = alloc(DataType::int8(), {big, big});  // 2^80 elements
+  EXPECT_EQ(constant_allocation_elements(*huge.as<AllocateNode>()), std::nullopt);
+  // Exactly kMaxStackAllocBytes stays on the stack; one element more goes to the workspace.
+  Stmt at_limit = alloc(DataType::float32(), {static_cast<int>(kMaxStackAllocBytes / 4)});
+  EXPECT_EQ(stack_allocation_elements(*at_limit.as<AllocateNode>()), kMaxStackAllocBytes / 4);
+  Stmt over = alloc(DataType::float32(), {static_cast<int>(kMaxStackAllocBytes / 4 + 1)});
+  EXPECT_EQ(constant_allocation_elements(*over.as<AllocateNode>()), kMaxStackAllocBytes / 4 + 1);
+  EXPECT_EQ(stack_allocation_elements(*over.as<AllocateNode>()), std::nullopt);
+  Stmt wide = alloc(DataType::float64(), {static_cast<int>(kMaxStackAllocBytes / 4)});
+  EXPECT_EQ(stack_allocation_elements(*wide.as<AllocateNode>()), std::nullopt);
+}
+
 TEST(PrimFunc, MakePrimFuncBindsBufferParams) {
   Var n = ir::size_var("n");
   Buffer A = decl_buffer({n}, DataType::float32(), "A");

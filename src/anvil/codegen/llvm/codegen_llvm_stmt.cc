@@ -4,9 +4,9 @@
 // uses go into a closure struct on the stack, an AnvilParallelLambda loads them and calls a task
 // body function (pointers as noalias arguments) on its static chunk of [0, extent), and the
 // parent calls parallel_launch through the runtime table, returning its status when non-zero.
-// Allocate: constant sizes up to 64 KiB are stack memory (64-byte aligned, in the entry block);
-// others come from workspace_alloc (a null result is an error naming the buffer) and go back
-// through workspace_free after the body.
+// Allocate: constant sizes up to tir::kMaxStackAllocBytes (64 KiB, tir::stack_allocation_elements)
+// are stack memory (64-byte aligned, in the entry block); others come from workspace_alloc (a null
+// result is an error naming the buffer) and go back through workspace_free after the body.
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/MDBuilder.h>
 
@@ -25,10 +25,6 @@ using ir::DataType;
 using ir::PrimExpr;
 using ir::Var;
 using tir::StmtKind;
-
-namespace {
-constexpr int64_t kMaxStackAllocBytes = 64 * 1024;
-}
 
 void CodeGenLLVM::stmt(const tir::Stmt& s) {
   if (!s.defined()) return;
@@ -244,19 +240,9 @@ void CodeGenLLVM::emit_allocate(const tir::AllocateNode* op) {
   DataType et = ir::element_of(op->dtype());
   llvm::Type* mt = memory_type(et);
   int64_t elem_bytes = et.bytes();
-  int64_t total = 1;
-  bool constant = true;
-  for (const PrimExpr& e : op->extents()) {
-    auto c = ir::as_const_int(e);
-    if (!c) {
-      constant = false;
-      break;
-    }
-    total *= *c;
-  }
   const Var& var = op->buffer_var();
-  if (constant && total * elem_bytes <= kMaxStackAllocBytes) {
-    llvm::AllocaInst* a = entry_alloca(mt, b_.getInt64(static_cast<uint64_t>(std::max<int64_t>(total, 1))), 64, var.name());
+  if (std::optional<int64_t> n = tir::stack_allocation_elements(*op)) {
+    llvm::AllocaInst* a = entry_alloca(mt, b_.getInt64(static_cast<uint64_t>(*n)), 64, var.name());
     bind(var, a);
     stmt(op->body());
     unbind(var);
