@@ -5,6 +5,7 @@
 
 #include "anvil/base/error.h"
 #include "anvil/ir/expr_ops.h"
+#include "anvil/ops/cpu/vector_width.h"
 #include "anvil/te/reduction.h"
 
 namespace anvil::ops {
@@ -18,16 +19,24 @@ std::string Conv2dShape::to_string() const {
          std::to_string(stride) + " p" + std::to_string(pad);
 }
 
-constexpr int kMaxAutoOwBlock = 8;
-
 int conv2d_ow_block(const Conv2dShape& shape, const Conv2dSchedule& config) {
   int ow = shape.out_width();
   if (config.ow_block > 0) return std::min(config.ow_block, ow);
-  // At most 8 columns: 8 x (32 / 16) = 16 zmm accumulators. 14 columns (28 accumulators) measured
-  // 10-20 % slower on the AVX-512 machine (register pressure).
-  for (int b = std::min(kMaxAutoOwBlock, ow); b > 1; --b)
+  // On AVX-512 at most 8 columns: 8 x (32 / 16) = 16 zmm accumulators. 14 columns (28
+  // accumulators) measured 10-20 % slower on the AVX-512 machine (register pressure).
+  const int max_block = std::max(1, config.max_ow_block);
+  for (int b = std::min(max_block, ow); b > 1; --b)
     if (ow % b == 0) return b;
-  return std::min(8, ow);  // prime widths: a guarded tail
+  return std::min(max_block, ow);  // prime widths: a guarded tail
+}
+
+Conv2dSchedule conv2d_x86_config(const Conv2dShape& shape, const Target& target) {
+  const int lanes = vector_lanes_of(target);
+  Conv2dSchedule config;
+  config.oc_block = 2 * lanes;
+  while (config.oc_block > 1 && shape.out_channels % config.oc_block != 0) config.oc_block /= 2;
+  config.max_ow_block = lanes >= 16 ? 8 : 6;  // 32 zmm registers, else 16 (ymm, xmm)
+  return config;
 }
 
 Conv2d conv2d_nchw(const Conv2dShape& s, const Conv2dSchedule& config) {

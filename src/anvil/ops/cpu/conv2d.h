@@ -10,15 +10,18 @@
 // ahead of time (pack_conv2d_weight; like constant-folded weight layouts in a compiled model)
 // or computed from the OIHW weight inside the kernel (its cost then counts in the kernel).
 // Schedule: one register tile = ow_block output columns × oc_block output channels, vectorized
-// over the channels (oc_block = 32: two zmm per column; ow_block <= 8 columns), columns
-// unrolled, reduction loops (rc, ry, rx) outside the tile; the tile is written to the NCHW
-// output right after its reduction; parallel over (output-channel block × output row).
+// over the channels, columns unrolled, reduction loops (rc, ry, rx) outside the tile; the tile
+// is written to the NCHW output right after its reduction; parallel over (output-channel block ×
+// output row). The tile follows the target's vector width (conv2d_x86_config): two vectors of
+// channels per column, and as many columns as keep the accumulators within the vector register
+// file (AVX-512: 32 channels = 2 zmm × <= 8 columns; AVX2: 16 = 2 ymm × <= 6; SSE: 8 = 2 xmm × <= 6).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "anvil/target/target.h"
 #include "anvil/te/schedule.h"
 #include "anvil/te/tensor.h"
 
@@ -38,9 +41,17 @@ struct Conv2dShape {
 
 struct Conv2dSchedule {
   int oc_block = 32;  // output channels per vector tile (must divide out_channels)
-  int ow_block = 0;   // output columns per register tile; 0: largest divisor of out_width <= 8
+  int ow_block = 0;   // output columns per register tile; 0: largest divisor of out_width <= max_ow_block
+  int max_ow_block = 8;  // bound of the automatic ow_block (accumulators: columns × oc_block / lanes)
   bool pack_weight_in_kernel = false;  // the kernel takes OIHW weights and packs them itself
 };
+
+// The tile for an "llvm" target, from its float32 vector width (vector_lanes_of: -mcpu, -mattr,
+// else the host): oc_block = 2 vectors of channels (16 lanes: 32, 8 lanes: 16, 4 lanes: 8),
+// halved while it does not divide out_channels (down to 1); max_ow_block = 8 with 32 vector
+// registers (AVX-512: 16 accumulators), 6 with 16 (AVX2 and below: 12 accumulators, the rest
+// for the weight vectors and the broadcast input). On AVX-512 it is the Conv2dSchedule default.
+Conv2dSchedule conv2d_x86_config(const Conv2dShape& shape, const Target& target);
 
 // The tensors of one conv2d: the arguments to pass to lower/build are {data, weight, out}.
 struct Conv2d {

@@ -1,7 +1,8 @@
 // conv2d NCHW with its default x86 schedule, built for the "llvm" target (JIT) and compared with
 // a naive double reference: ResNet-18's layer kinds (7x7 s2, 3x3 s1 and s2, 1x1 s2) with the
 // spatial sizes cut so the suite stays fast, weights prepacked and packed inside the kernel, and
-// a column tile that does not divide the output width.
+// a column tile that does not divide the output width; tiles for AVX2 and SSE targets (built
+// for narrower vectors than the host has, and run here).
 // Inputs: uniform [-1, 1) from the fixed seed kSeed (printed on failure). Tolerance: the float32
 // summation bound |got - ref| <= n·u·Σ|d·w| + 1e-6, n = C·R·S terms, u = 2^-24.
 #include "anvil/ops/cpu/conv2d.h"
@@ -11,8 +12,10 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
 
 #include "anvil/base/error.h"
+#include "anvil/codegen/llvm/llvm_module.h"
 #include "anvil/pipeline/build.h"
 #include "anvil/runtime/tensor.h"
 #include "anvil/target/target.h"
@@ -32,13 +35,13 @@ Tensor random_tensor(std::vector<int64_t> shape, std::mt19937& rng) {
 }
 
 // Builds, runs and checks one conv2d; returns the number of mismatching elements.
-void check_conv2d(const Conv2dShape& s, const Conv2dSchedule& config) {
+void check_conv2d(const Conv2dShape& s, const Conv2dSchedule& config, const std::string& target = "llvm") {
   SCOPED_TRACE(s.to_string() + " oc_block " + std::to_string(config.oc_block) + " ow_block " +
                std::to_string(conv2d_ow_block(s, config)) + (config.pack_weight_in_kernel ? " packing" : " prepacked") +
-               " seed " + std::to_string(kSeed));
+               " target '" + target + "' seed " + std::to_string(kSeed));
   Conv2d conv = conv2d_nchw(s, config);
   te::Schedule sched = schedule_conv2d_nchw_x86(conv, s, config);
-  Module m = pipeline::build(sched, conv.args(), Target::parse("llvm"), "conv2d");
+  Module m = pipeline::build(sched, conv.args(), Target::parse(target), "conv2d");
   const int N = s.batch, C = s.in_channels, H = s.height, W = s.width, K = s.out_channels;
   const int R = s.kernel_h, S = s.kernel_w, OH = s.out_height(), OW = s.out_width();
   std::mt19937 rng(kSeed);
@@ -113,6 +116,54 @@ TEST(OpsConv2d, ColumnTileThatDoesNotDivideAndSmallerChannelBlock) {
   config.oc_block = 16;
   check_conv2d(shape(16, 7, 32, 3, 1, 1), config);  // 7 columns in tiles of 4
   check_conv2d(shape(8, 9, 16, 3, 2, 0), config);   // 4 columns, no padding
+}
+
+TEST(OpsConv2d, TileFollowsTheTargetVectorWidth) {
+  Conv2dShape s = shape(64, 14, 64, 3, 1, 1);  // out 14x14
+  Conv2dSchedule v4 = conv2d_x86_config(s, Target::parse("llvm -mcpu=x86-64-v4"));
+  EXPECT_EQ(v4.oc_block, 32);  // 2 zmm
+  EXPECT_EQ(v4.max_ow_block, 8);
+  EXPECT_EQ(conv2d_ow_block(s, v4), 7);
+  Conv2dSchedule defaults;  // AVX-512's tile is the default one
+  EXPECT_EQ(v4.oc_block, defaults.oc_block);
+  EXPECT_EQ(v4.max_ow_block, defaults.max_ow_block);
+  for (const char* avx2 : {"llvm -mcpu=haswell", "llvm -mcpu=x86-64-v4 -mattr=-avx512f", "llvm -mcpu=x86-64-v3"}) {
+    SCOPED_TRACE(avx2);
+    Conv2dSchedule c = conv2d_x86_config(s, Target::parse(avx2));
+    EXPECT_EQ(c.oc_block, 16);  // 2 ymm
+    EXPECT_EQ(c.max_ow_block, 6);
+  }
+  Conv2dSchedule sse = conv2d_x86_config(s, Target::parse("llvm -mcpu=x86-64"));
+  EXPECT_EQ(sse.oc_block, 8);  // 2 xmm
+  EXPECT_EQ(sse.max_ow_block, 6);
+  EXPECT_EQ(conv2d_x86_config(s, Target::parse("llvm -mcpu=x86-64 -mattr=+avx512f")).oc_block, 32);
+  // A channel count the two-vector block does not divide gets the largest power-of-two part.
+  EXPECT_EQ(conv2d_x86_config(shape(3, 8, 48, 3, 1, 1), Target::parse("llvm -mcpu=x86-64-v4")).oc_block, 16);
+  EXPECT_EQ(conv2d_x86_config(shape(3, 8, 12, 3, 1, 1), Target::parse("llvm -mcpu=haswell")).oc_block, 4);
+  // The automatic column tile stays within the bound (12 columns: 6 with 16 registers).
+  Conv2dSchedule hw = conv2d_x86_config(shape(16, 12, 32, 3, 1, 1), Target::parse("llvm -mcpu=haswell"));
+  EXPECT_EQ(conv2d_ow_block(shape(16, 12, 32, 3, 1, 1), hw), 6);
+}
+
+// AVX2 and SSE tiles built for narrower targets than the host run (and must be right) here too.
+TEST(OpsConv2d, NarrowVectorTargetsMatchTheReference) {
+  for (const char* target : {"llvm -mcpu=haswell", "llvm -mcpu=x86-64-v4 -mattr=-avx512f", "llvm -mcpu=x86-64"}) {
+    for (const Conv2dShape& s : {shape(16, 7, 64, 3, 1, 1), shape(3, 15, 48, 7, 2, 3), shape(8, 9, 24, 1, 2, 0)}) {
+      Conv2dSchedule config = conv2d_x86_config(s, Target::parse(target));
+      check_conv2d(s, config, target);
+      config.pack_weight_in_kernel = true;
+      check_conv2d(s, config, target);
+    }
+  }
+  // The AVX2 tile is AVX2 code: ymm registers, no zmm.
+  Conv2dShape s = shape(16, 7, 64, 3, 1, 1);
+  Target haswell = Target::parse("llvm -mcpu=haswell");
+  Conv2dSchedule config = conv2d_x86_config(s, haswell);
+  Conv2d conv = conv2d_nchw(s, config);
+  std::string assembly = codegen::llvm_module_source(
+      pipeline::build(schedule_conv2d_nchw_x86(conv, s, config), conv.args(), haswell, "conv2d"), "asm");
+  EXPECT_NE(assembly.find("ymm"), std::string::npos);
+  EXPECT_EQ(assembly.find("zmm"), std::string::npos);
 }
 
 TEST(OpsConv2d, BadShapesAreValueErrors) {
