@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "anvil/ir/eval.h"
+
 namespace anvil::arith {
 
 using ir::DataType;
@@ -29,18 +31,6 @@ std::optional<int64_t> wrap_int(DataType t, int64_t v) {
 }
 
 namespace {
-
-// v rounded to p significant bits with exponents in [emin, emax] (IEEE-like, subnormals).
-double round_prec(double v, int p, int emin, int emax) {
-  if (!std::isfinite(v) || v == 0) return v;
-  int e = 0;
-  std::frexp(v, &e);
-  int q = std::max(e - 1, emin) - (p - 1);
-  double out = std::ldexp(std::nearbyint(std::ldexp(v, -q)), q);
-  double max_finite = std::ldexp(2.0 - std::ldexp(1.0, 1 - p), emax);
-  if (std::fabs(out) > max_finite) return std::copysign(INFINITY, v);
-  return out;
-}
 
 bool is_cmp(ExprKind k) {
   return k == ExprKind::kEQ || k == ExprKind::kNE || k == ExprKind::kLT || k == ExprKind::kLE ||
@@ -121,14 +111,8 @@ PrimExpr fold_float(ExprKind k, DataType t, double a, double b) {
 
 }  // namespace
 
-double round_float(DataType t, double v) {
-  if (t.code() == DataType::kBFloat) return round_prec(v, 8, -126, 127);
-  switch (t.bits()) {
-    case 16: return round_prec(v, 11, -14, 15);
-    case 32: return static_cast<double>(static_cast<float>(v));
-    default: return v;
-  }
-}
+// The evaluator's rounding (ir/float16.h for float16/bfloat16), so folding and evaluation agree.
+double round_float(DataType t, double v) { return ir::round_float(v, t); }
 
 int64_t floordiv_i64(int64_t a, int64_t b) {
   int64_t q = a / b;

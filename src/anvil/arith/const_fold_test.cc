@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 
 #include "anvil/arith/simplify.h"
+#include "anvil/ir/eval.h"
 #include "anvil/ir/expr_ops.h"
+#include "anvil/ir/float16.h"
 #include "anvil/ir/printer.h"
 
 namespace anvil::arith {
@@ -67,6 +70,51 @@ TEST(ConstFold, FloatsRoundToTheirPrecision) {
   EXPECT_EQ(fd.as<ir::FloatImmNode>()->value(), -4.0);
   PrimExpr fm = fold_binary(ir::ExprKind::kFloorMod, ir::float_imm(-7.0), ir::float_imm(2.0));
   EXPECT_EQ(fm.as<ir::FloatImmNode>()->value(), 1.0);
+}
+
+// Folding float16/bfloat16 rounds exactly like the evaluator (and so like per-operation half
+// arithmetic in generated code): random operands (every bit pattern class), every folding binary
+// operator and casts in and out.
+TEST(ConstFold, Float16FoldingMatchesTheEvaluator) {
+  std::mt19937 rng(11);
+  const ir::ExprKind kinds[] = {ir::ExprKind::kAdd, ir::ExprKind::kSub, ir::ExprKind::kMul, ir::ExprKind::kDiv,
+                                ir::ExprKind::kMin, ir::ExprKind::kMax, ir::ExprKind::kLT};
+  for (DataType t : {DataType::float16(), DataType::bfloat16()}) {
+    auto decode = t == DataType::float16() ? ir::half_bits_to_double : ir::bfloat16_bits_to_double;
+    ir::Var x("x", t), y("y", t);
+    for (int it = 0; it < 5000; ++it) {
+      double a = decode(static_cast<uint16_t>(rng())), b = decode(static_cast<uint16_t>(rng()));
+      if (std::isnan(a) || std::isnan(b)) continue;
+      for (ir::ExprKind k : kinds) {
+        PrimExpr folded = fold_binary(k, ir::float_imm(a, t), ir::float_imm(b, t));
+        if (!folded.defined()) continue;  // e.g. division by zero
+        PrimExpr node = k == ir::ExprKind::kAdd   ? PrimExpr(x + y)
+                        : k == ir::ExprKind::kSub ? PrimExpr(x - y)
+                        : k == ir::ExprKind::kMul ? PrimExpr(x * y)
+                        : k == ir::ExprKind::kDiv ? PrimExpr(x / y)
+                        : k == ir::ExprKind::kMin ? ir::min(x, y)
+                        : k == ir::ExprKind::kMax ? ir::max(x, y)
+                                                  : PrimExpr(x < y);
+        double want = ir::eval_float(node, {{x, a}, {y, b}});
+        double got = folded.as<ir::FloatImmNode>() ? folded.as<ir::FloatImmNode>()->value()
+                                                    : static_cast<double>(*ir::as_const_int(folded));
+        if (std::isnan(want))
+          ASSERT_TRUE(std::isnan(got));
+        else
+          ASSERT_EQ(got, want) << ir::dtype_name(t) << " " << ir::to_string(node) << " x=" << a << " y=" << b;
+      }
+    }
+  }
+  // Immediates holding more precision than their dtype are read at the dtype's precision.
+  PrimExpr s = fold_binary(ir::ExprKind::kAdd, ir::float_imm(2048.0, DataType::float16()),
+                           ir::float_imm(1.0, DataType::float16()));
+  EXPECT_EQ(s.as<ir::FloatImmNode>()->value(), 2048.0);
+  PrimExpr c = fold_cast(DataType::float16(), ir::float_imm(0.1, DataType::float64()));
+  EXPECT_EQ(c.as<ir::FloatImmNode>()->value(), ir::round_to_half(0.1));
+  EXPECT_EQ(fold_cast(DataType::float16(), int_imm(70000)).as<ir::FloatImmNode>()->value(), INFINITY);
+  EXPECT_EQ(*ir::as_const_int(fold_cast(DataType::int32(), ir::float_imm(2049.0, DataType::float16()))), 2048);  // tie to even
+  PrimExpr e = fold_call(ir::CallOp::k_exp, {ir::float_imm(1.0, DataType::float16())});
+  EXPECT_EQ(e.as<ir::FloatImmNode>()->value(), ir::round_to_half(std::exp(1.0)));
 }
 
 TEST(ConstFold, Casts) {

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "anvil/base/error.h"
+#include "anvil/ir/float16.h"
 #include "anvil/ir/printer.h"
 
 namespace anvil::ir {
@@ -134,7 +135,13 @@ int64_t wrap_int(int64_t v, DataType t) {
 }
 
 double round_float(double v, DataType t) {
-  return t.bits() == 32 && t.is_float() ? static_cast<double>(static_cast<float>(v)) : v;
+  if (!t.is_float()) return v;
+  if (t.code() == DataType::kBFloat) return t.bits() == 16 ? round_to_bfloat16(v) : v;
+  switch (t.bits()) {
+    case 16: return round_to_half(v);
+    case 32: return static_cast<double>(static_cast<float>(v));
+    default: return v;
+  }
 }
 
 EvalValue EvalValue::of_int(int64_t v, DataType t) {

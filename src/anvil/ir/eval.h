@@ -6,8 +6,12 @@
 //  - Integers wrap to their dtype's width (two's complement); uint compares unsigned.
 //  - Div truncates toward zero, FloorDiv/FloorMod round toward negative infinity; a zero
 //    divisor is a ValueError (never undefined behaviour).
-//  - Floats compute in double; float32 results are rounded to float after every operation;
-//    float16/bfloat16 are not rounded (documented gap).
+//  - Floats compute in double; float32, float16 and bfloat16 results are rounded to their type
+//    (nearest, ties to even; float16.h) after every operation, cast and immediate — as the
+//    generated code does (LLVM's half ops round per operation). For + - * / the double result
+//    rounded once equals the correctly rounded result; intrinsics (exp, tanh, ...) are the
+//    double result rounded to the type, which a back end computing float16 math through
+//    float32 may miss by an ulp.
 //  - Cast float -> int truncates toward zero (ValueError when out of range or NaN); any -> bool
 //    is "!= 0".
 //  - Intrinsics follow <cmath>; round is round-half-to-even (numpy), sigmoid = 1 / (1 + exp(-x)),
@@ -73,7 +77,8 @@ class Evaluator {
 // Helpers shared with the interpreter.
 // v wrapped to integer dtype t's width (sign- or zero-extended into int64).
 int64_t wrap_int(int64_t v, DataType t);
-// v rounded to float dtype t's precision (float32 -> float, others unchanged).
+// v rounded to float dtype t's precision (float32, float16, bfloat16; float64 and non-floats
+// unchanged).
 double round_float(double v, DataType t);
 
 }  // namespace anvil::ir

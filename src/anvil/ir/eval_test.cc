@@ -8,6 +8,7 @@
 
 #include "anvil/base/error.h"
 #include "anvil/ir/expr_ops.h"
+#include "anvil/ir/float16.h"
 #include "anvil/ir/printer.h"
 
 namespace anvil::ir {
@@ -56,6 +57,41 @@ TEST(Eval, FloatsCastsAndIntrinsics) {
   EXPECT_EQ(eval_int(abs(i), {{i, int64_t{-5}}}), 5);
   EXPECT_FLOAT_EQ(eval_float(floordiv(x, 2), {{x, -3.0}}), -2.0);
   EXPECT_THROW(eval_int(cast(DataType::int32(), x), {{x, std::nan("")}}), Error);
+}
+
+TEST(Eval, Float16AndBFloat16RoundAfterEveryOperation) {
+  Var h("h", DataType::float16()), x("x", DataType::float32()), b("b", DataType::bfloat16());
+  EXPECT_EQ(eval_float((h + 1) + 1, {{h, 2048.0}}), 2048.0);  // each + 1 ties back to even; double says 2050
+  EXPECT_EQ(eval_float(h + 2, {{h, 2048.0}}), 2050.0);
+  EXPECT_EQ(eval_float(h * h, {{h, 300.0}}), INFINITY);                   // 90000 > 65504
+  EXPECT_EQ(eval_float(h * h, {{h, std::ldexp(1.0, -12)}}), std::ldexp(1.0, -24));  // smallest subnormal
+  EXPECT_EQ(eval_float(h * h, {{h, std::ldexp(1.0, -13)}}), 0.0);         // underflows
+  EXPECT_EQ(eval_float(h / 3, {{h, 1.0}}), round_to_half(1.0 / 3));
+  EXPECT_EQ(eval_float(h, {{h, 0.1}}), round_to_half(0.1));               // binding rounds
+  EXPECT_EQ(eval_float(cast(DataType::float16(), x), {{x, 0.1}}), round_to_half(0.1f));
+  EXPECT_EQ(eval_float(cast(DataType::float16(), x), {{x, 1e6}}), INFINITY);
+  EXPECT_EQ(eval_float(sqrt(h), {{h, 2.0}}), round_to_half(std::sqrt(2.0)));  // intrinsics too
+  EXPECT_TRUE(std::isnan(eval_float(h - h, {{h, INFINITY}})));
+  EXPECT_EQ(eval_float(h + float_imm(0.1, DataType::float16()), {{h, 0.0}}), round_to_half(0.1));  // immediates
+  EXPECT_EQ(eval_float(b + 1, {{b, 256.0}}), 256.0);  // 8 significant bits
+  EXPECT_EQ(eval_float(b * 3, {{b, 1.0 / 3}}), round_to_bfloat16(3 * round_to_bfloat16(1.0 / 3)));
+  EXPECT_EQ(eval_float(b * b, {{b, 1e30}}), INFINITY);
+
+  // Random float16 operands: every + - * / equals the exact result rounded once.
+  std::mt19937 rng(7);
+  Var a("a", DataType::float16()), c("c", DataType::float16());
+  PrimExpr ops[] = {a + c, a - c, a * c, a / c};
+  for (int it = 0; it < 20000; ++it) {
+    double va = half_bits_to_double(static_cast<uint16_t>(rng())), vc = half_bits_to_double(static_cast<uint16_t>(rng()));
+    double exact[] = {va + vc, va - vc, va * vc, va / vc};
+    for (int k = 0; k < 4; ++k) {
+      double got = eval_float(ops[k], {{a, va}, {c, vc}}), want = round_to_half(exact[k]);
+      if (std::isnan(want))
+        ASSERT_TRUE(std::isnan(got));
+      else
+        ASSERT_EQ(got, want) << to_string(ops[k]) << " a=" << va << " c=" << vc;
+    }
+  }
 }
 
 TEST(Eval, SelectLetAndErrors) {
