@@ -13,6 +13,8 @@ from .te import Schedule
 from .tir import PrimFunc
 
 _te = _ffi.te
+# TVM's name for Module.get_source (registered by the compiler: codegen/module_source.h).
+_module_get_source = _ffi.get_global_func("runtime.ModuleGetSource")
 
 
 def lower(inp, args=None, name="main", binds=None, simple_mode=False, dump_ir=False):
@@ -114,14 +116,14 @@ _library_ids = itertools.count()
 def _remember_c(mod):
     if mod.kind == "c":
         with _built_c_lock:
-            _built_c.setdefault(_te.module_source(mod, "c"), None)
+            _built_c.setdefault(_module_get_source(mod, "c"), None)
     return mod
 
 
 def _runnable(mod):
     if mod.kind != "c":
         return mod
-    source = _te.module_source(mod, "c")
+    source = _module_get_source(mod, "c")
     with _built_c_lock:
         if source not in _built_c:
             return mod
@@ -152,7 +154,7 @@ def _get_function(self, name, query_imports=True):
 def _get_source(self, fmt=""):
     """The module's code as text: LLVM modules ``"ll"`` (IR, the default) or ``"asm"``;
     C modules their C source."""
-    return _te.module_source(self, fmt)
+    return _module_get_source(self, fmt)
 
 
 def _time_evaluator(self, func_name, dev, number=10, repeat=1, min_repeat_ms=0, cooldown_interval_ms=0,

@@ -312,6 +312,19 @@ def test_get_source_llvm_ir_asm_and_c():
         mod.get_source("ptx")
 
 
+def test_get_source_is_the_global_function_runtime_module_get_source():
+    # TVM's name: reachable by name from C++, Python and whatever holds the registry.
+    get_source = anvil.get_global_func("runtime.ModuleGetSource")
+    s, args = vector_add()
+    mod = anvil.build(s, args, target="llvm", name="vadd")
+    assert get_source(mod, "ll") == mod.get_source("ll")
+    assert get_source(mod, "") == mod.get_source()
+    cmod = anvil.build(s, args, target="c", name="vadd")
+    assert get_source(cmod, "c") == cmod.get_source()
+    with pytest.raises(ValueError, match="has C source only"):
+        get_source(cmod, "ll")
+
+
 @pytest.mark.parametrize("target", TARGETS)
 def test_time_evaluator_results_are_positive(target, rng):
     s, args = vector_add(1024)

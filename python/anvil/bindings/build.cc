@@ -1,6 +1,7 @@
 // Lowering and building for Python (anvil.lower, anvil.build): PrimFunc (printable, runnable in
-// the reference interpreter), pipeline::lower / pipeline::build, and the source text of built
-// modules (get_source). The te submodule's initialiser lives here too.
+// the reference interpreter) and pipeline::lower / pipeline::build. The source text of built
+// modules (get_source) is the global function "runtime.ModuleGetSource" (codegen/module_source.h,
+// registered in module.cc). The te submodule's initialiser lives here too.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -10,8 +11,6 @@
 #include <vector>
 
 #include "anvil/base/error.h"
-#include "anvil/codegen/c/c_source_module.h"
-#include "anvil/codegen/llvm/llvm_module.h"
 #include "anvil/pipeline/build.h"
 #include "anvil/tir/interpreter.h"
 #include "anvil/tir/printer.h"
@@ -73,16 +72,6 @@ void interpret(const tir::PrimFunc& f, nb::args args) {
   tir::run_prim_func(f, iargs);
 }
 
-std::string module_source(const Module& m, const std::string& format) {
-  if (codegen::is_llvm_module(m)) return codegen::llvm_module_source(m, format.empty() ? "ll" : format);
-  if (m.kind() == "c") {
-    if (!format.empty() && format != "c")
-      value_error("get_source: a module of kind 'c' has C source only, not '", format, "'");
-    return codegen::c_source_of(m);
-  }
-  value_error("get_source: a module of kind '", m.kind(), "' has no source text");
-}
-
 }  // namespace
 
 void init_te_build(nb::module_& te) {
@@ -126,7 +115,6 @@ void init_te_build(nb::module_& te) {
         return pipeline::build(funcs, t, options(dump_ir));
       },
       nb::arg("funcs"), nb::arg("target"), nb::arg("dump_ir"));
-  te.def("module_source", &module_source, nb::arg("module"), nb::arg("format"));
 }
 
 void init_te_bindings(nb::module_& m) {

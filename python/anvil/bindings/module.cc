@@ -1,7 +1,8 @@
-// The extension module anvil._ffi: registers the runtime's global functions, then each area's
-// bindings. Users import `anvil`, never `anvil._ffi` directly.
+// The extension module anvil._ffi: registers the runtime's and the compiler's global functions,
+// then each area's bindings. Users import `anvil`, never `anvil._ffi` directly.
 #include <cstdlib>
 
+#include "anvil/codegen/module_source.h"
 #include "anvil/runtime/register.h"
 #include "bindings.h"
 #include "te_bindings.h"
@@ -12,6 +13,7 @@ using namespace anvil::python;
 NB_MODULE(_ffi, m) {
   m.doc() = "Anvil's C++ runtime and compiler, bound with nanobind (use the `anvil` package instead).";
   anvil::register_runtime_functions();
+  anvil::codegen::register_codegen_functions();
   // A Python callable held by C++ that refers back to its holder (a Function kept in a global it
   // closes over) is a cycle Python's GC cannot see; nanobind would report it at exit. Its leak
   // report is a debugging aid, so it is opt-in: ANVIL_PY_LEAK_WARNINGS=1.
