@@ -9,6 +9,7 @@
 
 #include "anvil/base/error.h"
 #include "anvil/ir/eval.h"
+#include "anvil/ir/float16.h"
 #include "anvil/ir/printer.h"
 #include "anvil/tir/printer.h"
 
@@ -47,7 +48,8 @@ void check_elem_type(DataType t, std::string_view what) {
   DataType e = ir::element_of(t);
   bool ok = e.is_bool() ||
             (ir::is_integer(e) && (e.bits() == 8 || e.bits() == 16 || e.bits() == 32 || e.bits() == 64)) ||
-            (e.code() == DataType::kFloat && (e.bits() == 32 || e.bits() == 64));
+            (e.code() == DataType::kFloat && (e.bits() == 16 || e.bits() == 32 || e.bits() == 64)) ||
+            (e.code() == DataType::kBFloat && e.bits() == 16);
   if (!ok)
     not_implemented_error("interpreter: ", what, " has element type ", ir::dtype_name(t),
                           ", which it does not support");
@@ -56,7 +58,11 @@ void check_elem_type(DataType t, std::string_view what) {
 EvalScalar read_elem(const void* p, DataType t) {
   EvalScalar s;
   if (t.is_float()) {
-    if (t.bits() == 32) {
+    if (t.bits() == 16) {  // float16 / bfloat16: widened exactly
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      s.f = t.code() == DataType::kBFloat ? ir::bfloat16_bits_to_double(h) : ir::half_bits_to_double(h);
+    } else if (t.bits() == 32) {
       float v;
       std::memcpy(&v, p, 4);
       s.f = v;
@@ -73,7 +79,10 @@ EvalScalar read_elem(const void* p, DataType t) {
 
 void write_elem(void* p, DataType t, const EvalScalar& s) {
   if (t.is_float()) {
-    if (t.bits() == 32) {
+    if (t.bits() == 16) {  // rounded to nearest even (a stored value normally is one already)
+      uint16_t h = t.code() == DataType::kBFloat ? ir::double_to_bfloat16_bits(s.f) : ir::double_to_half_bits(s.f);
+      std::memcpy(p, &h, 2);
+    } else if (t.bits() == 32) {
       float v = static_cast<float>(s.f);
       std::memcpy(p, &v, 4);
     } else {

@@ -10,7 +10,9 @@
 // without strides needs a compact tensor. Every load and store is bounds-checked against the
 // memory it points into (IndexError naming the buffer and the indices). Allocate gives zeroed
 // host memory. All loop kinds run serially in order (thread-bound loops included: there are no
-// barriers in the IR yet). Supported element types: bool, int/uint 8-64, float32/64.
+// barriers in the IR yet). Supported element types: bool, int/uint 8-64, float16, bfloat16,
+// float32/64 (16-bit floats are widened exactly on load and rounded to nearest even on store;
+// their arithmetic rounds after every operation, as in eval.h).
 #pragma once
 
 #include <dlpack/dlpack.h>

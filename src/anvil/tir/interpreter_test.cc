@@ -9,6 +9,7 @@
 #include "anvil/base/error.h"
 #include "anvil/ir/eval.h"
 #include "anvil/ir/expr_ops.h"
+#include "anvil/ir/float16.h"
 #include "anvil/runtime/tensor.h"
 #include "anvil/tir/printer.h"
 
@@ -167,6 +168,95 @@ TEST(Interpreter, AgreesWithEvaluatorOnRandomExpressions) {
       ASSERT_EQ(static_cast<int32_t*>(ys.data())[k], want) << to_string(e) << " at i=" << k;
     }
   }
+}
+
+// ---- float16 / bfloat16 ----------------------------------------------------------------------
+
+uint16_t* u16(Tensor& t) { return static_cast<uint16_t*>(t.data()); }
+
+// A tensor of random 16-bit floats (values drawn in [lo, hi), rounded to the type).
+Tensor random_16(int64_t n, DataType t, std::mt19937& rng, double lo = -4, double hi = 4) {
+  Tensor x = Tensor::empty({n}, t);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  for (int64_t i = 0; i < n; ++i)
+    u16(x)[i] = t == DataType::float16() ? ir::double_to_half_bits(dist(rng)) : ir::double_to_bfloat16_bits(dist(rng));
+  return x;
+}
+
+// C[i] = (A[i] * B[i] + A[i]) / (B[i] - alpha) and D[i] = float32(A[i]) * 3, elementwise on a
+// 16-bit float type; the reference rounds after every step.
+TEST(Interpreter, Float16ElementwiseRoundsEveryStep) {
+  std::mt19937 rng(4242);
+  for (DataType t : {DataType::float16(), DataType::bfloat16()}) {
+    auto round16 = [&](double v) { return t == DataType::float16() ? ir::round_to_half(v) : ir::round_to_bfloat16(v); };
+    auto decode = t == DataType::float16() ? ir::half_bits_to_double : ir::bfloat16_bits_to_double;
+    Var n = ir::size_var("n"), i("i"), alpha("alpha", t);
+    Buffer A = decl_buffer({n}, t, "A"), B = decl_buffer({n}, t, "B"), C = decl_buffer({n}, t, "C");
+    Buffer D = decl_buffer({n}, DataType::float32(), "D");
+    PrimExpr a = buffer_load(A, {i}), b = buffer_load(B, {i});
+    Stmt body = make_for(i, 0, n,
+                         seq({buffer_store(C, (a * b + a) / (b - alpha), {i}),
+                              buffer_store(D, ir::cast(DataType::float32(), a) * 3.0f, {i})}));
+    PrimFunc f = make_prim_func("ew16", {A, B, C, D, alpha}, body);
+    const int64_t len = 1000;
+    Tensor ta = random_16(len, t, rng), tb = random_16(len, t, rng), tc = Tensor::empty({len}, t);
+    Tensor td = Tensor::empty({len}, DataType::float32());
+    const double al = 0.3;  // rounded to t when bound
+    run_prim_func(f, {ta.dl(), tb.dl(), tc.dl(), td.dl(), al});
+    double alr = round16(al);
+    for (int64_t k = 0; k < len; ++k) {
+      double va = decode(u16(ta)[k]), vb = decode(u16(tb)[k]);
+      double want = round16(round16(round16(va * vb) + va) / round16(vb - alr));
+      double got = decode(u16(tc)[k]);
+      if (std::isnan(want))
+        ASSERT_TRUE(std::isnan(got)) << ir::dtype_name(t) << " " << k;
+      else
+        ASSERT_EQ(got, want) << ir::dtype_name(t) << " " << k << ": a=" << va << " b=" << vb;
+      ASSERT_EQ(f32(td)[k], static_cast<float>(va) * 3.0f);
+    }
+  }
+}
+
+// S[r] = sum_k A[r, k] accumulated in float16 (rounded after every add), and M[r] the same sum
+// accumulated in float32 and cast to float16 at the end.
+TEST(Interpreter, Float16ReductionAccumulatesInItsType) {
+  std::mt19937 rng(777);
+  const int rows = 7, cols = 300;
+  Buffer A = decl_buffer({rows, cols}, DataType::float16(), "A");
+  Buffer S = decl_buffer({rows}, DataType::float16(), "S");
+  Buffer M = decl_buffer({rows}, DataType::float16(), "M");
+  Var r("r"), k("k"), acc_var("acc", ir::handle_type());
+  Buffer Acc = Buffer::make(acc_var, DataType::float32(), {1}, {}, {}, "acc", 64, "local");
+  PrimExpr a = buffer_load(A, {r, k});
+  Stmt body = make_for(
+      r, 0, rows,
+      allocate(acc_var, DataType::float32(), {1}, "local",
+               seq({buffer_store(S, ir::float_imm(0, DataType::float16()), {r}), buffer_store(Acc, 0.0f, {0}),
+                    make_for(k, 0, cols,
+                             seq({buffer_store(S, buffer_load(S, {r}) + a, {r}),
+                                  buffer_store(Acc, buffer_load(Acc, {0}) + ir::cast(DataType::float32(), a), {0})})),
+                    buffer_store(M, ir::cast(DataType::float16(), buffer_load(Acc, {0})), {r})})));
+  PrimFunc f = make_prim_func("sum16", {A, S, M}, body);
+  Tensor ta = Tensor::empty({rows, cols}, DataType::float16());
+  std::uniform_real_distribution<double> dist(0, 8);  // positive: the float16 sum loses bits as it grows
+  for (int x = 0; x < rows * cols; ++x) u16(ta)[x] = ir::double_to_half_bits(dist(rng));
+  Tensor ts = Tensor::empty({rows}, DataType::float16()), tm = Tensor::empty({rows}, DataType::float16());
+  run_prim_func(f, {ta.dl(), ts.dl(), tm.dl()});
+  int differs = 0;
+  for (int row = 0; row < rows; ++row) {
+    double acc16 = 0, exact = 0;
+    float acc32 = 0;
+    for (int c = 0; c < cols; ++c) {
+      double v = ir::half_bits_to_double(u16(ta)[row * cols + c]);
+      acc16 = ir::round_to_half(acc16 + v);
+      acc32 += static_cast<float>(v);
+      exact += v;
+    }
+    EXPECT_EQ(ir::half_bits_to_double(u16(ts)[row]), acc16) << row;
+    EXPECT_EQ(u16(tm)[row], ir::double_to_half_bits(acc32)) << row;
+    differs += acc16 != ir::round_to_half(exact);
+  }
+  EXPECT_GT(differs, 0);  // the per-step rounding is visible
 }
 
 TEST(Interpreter, OutOfBoundsAccessIsIndexError) {
