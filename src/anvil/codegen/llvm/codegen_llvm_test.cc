@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -61,15 +62,17 @@ TEST(CodeGenLLVM, IndexArithmeticIsNswAndValueArithmeticWraps) {
 
 // T (allocated, 64-byte aligned) = A + A in 16-lane vectors; B[16 io + 1 ..] = T[16 io + 1 ..] +
 // T[16 io ..] (through a let); B[0] = T[0]. n = 16 * (blocks + 1); a stack array for a constant
-// n, a workspace allocation for a symbolic one.
-tir::PrimFunc aligned_blocks(PrimExpr n_expr, const char* name) {
+// n, a workspace allocation for a symbolic one. With parallel, the fill loop is a parallel loop
+// (T and A reach its task body as arguments).
+tir::PrimFunc aligned_blocks(PrimExpr n_expr, const char* name, bool parallel = false) {
   Var io("io"), jo("jo"), base("base");
   ir::Buffer A = decl_buffer({n_expr}, DataType::float32(), "A"), B = decl_buffer({n_expr}, DataType::float32(), "B");
   ir::Buffer T = decl_buffer({n_expr}, DataType::float32(), "T");
   PrimExpr blocks = ir::floordiv(n_expr, 16);
   tir::Stmt fill = tir::make_for(io, 0, blocks,
                                  tir::buffer_store(T, buffer_load(A, {ramp(io * 16, 1, 16)}) + buffer_load(A, {ramp(io * 16, 1, 16)}),
-                                                   {ramp(io * 16, 1, 16)}));
+                                                   {ramp(io * 16, 1, 16)}),
+                                 parallel ? tir::ForKind::kParallel : tir::ForKind::kSerial);
   tir::Stmt use = tir::make_for(
       jo, 0, blocks - 1,
       tir::let_stmt(base, jo * 16,
@@ -113,16 +116,25 @@ TEST(CodeGenLLVM, VectorAccessAlignmentFollowsBufferAndIndex) {
     // The compute function may assume what the entry checked.
     EXPECT_NE(ll.find("ptr noalias align 4 %A"), std::string::npos) << ll;
   }
+  // A parallel task body gets T's alignment as an argument attribute and keeps align 64.
+  std::string ll = llvm_module_source(build_llvm({aligned_blocks(PrimExpr(256), "blocks", true)},
+                                                 Target::parse("llvm -opt-level=0 -num-cores=2")), "ll");
+  EXPECT_NE(ll.find("ptr noalias align 64 %T"), std::string::npos) << ll;
+  std::vector<std::string> stores = vector_alignments(ll, "store");  // the task body comes last
+  std::sort(stores.begin(), stores.end());
+  EXPECT_EQ(stores, (std::vector<std::string>{"4", "64"})) << ll;
 }
 
 TEST(CodeGenLLVM, AlignedVectorKernelMatchesLoopAndArgumentsNeedOnlyElementAlignment) {
   register_runtime_functions();
   Var n = ir::size_var("n");
-  for (bool symbolic : {false, true}) {
+  for (int variant = 0; variant < 3; ++variant) {
+    bool symbolic = variant == 1, parallel = variant == 2;
     const int64_t len = 256;
     const std::vector<int64_t> shape{len};
-    Module m = build_llvm({aligned_blocks(symbolic ? PrimExpr(n) : PrimExpr(256), "blocks")}, Target::parse("llvm"));
-    std::mt19937 rng(symbolic ? 11 : 12);
+    Module m = build_llvm({aligned_blocks(symbolic ? PrimExpr(n) : PrimExpr(256), "blocks", parallel)},
+                          Target::parse("llvm -num-cores=2"));
+    std::mt19937 rng(11 + variant);
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
     // Arguments at byte offsets 0 (64-byte aligned), 4 and 20 (only element aligned) work.
     for (uint64_t offset : {0u, 4u, 20u}) {
@@ -138,7 +150,8 @@ TEST(CodeGenLLVM, AlignedVectorKernelMatchesLoopAndArgumentsNeedOnlyElementAlign
       for (int64_t jo = 0; jo < len / 16 - 1; ++jo)
         for (int64_t l = 0; l < 16; ++l) want[jo * 16 + 1 + l] = t[jo * 16 + 1 + l] + t[jo * 16 + l];
       want[0] = t[0];
-      for (int64_t x = 0; x < len; ++x) ASSERT_EQ(bp[x], want[x]) << "at " << x << ", offset " << offset;
+      for (int64_t x = 0; x < len; ++x)
+        ASSERT_EQ(bp[x], want[x]) << "at " << x << ", offset " << offset << ", variant " << variant;
     }
     // A float32 argument that is not 4-byte aligned is refused with the argument and the fix.
     Tensor raw = Tensor::empty({len * 4 + 64}, DataType::uint8()), ok = Tensor::empty({len}, DataType::float32());
