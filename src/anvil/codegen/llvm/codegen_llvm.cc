@@ -71,6 +71,11 @@ llvm::Type* CodeGenLLVM::value_type(DataType t) {
     e = b_.getInt1Ty();
   } else if (ir::is_handle(t)) {
     e = b_.getPtrTy();
+  } else if (t.code() == DataType::kBFloat) {
+    // LLVM 16 lowers bfloat arithmetic to calls of __truncsfbf2, which this toolchain's
+    // libgcc lacks (GCC 13+): refuse it here rather than fail at link or JIT time.
+    not_implemented_error("llvm codegen: ", func_name_, ": dtype ", dtype_text(t),
+                          " is not supported yet (cast to float32 for the computation)");
   } else if (t.is_float()) {
     switch (t.bits()) {
       case 16: e = b_.getHalfTy(); break;

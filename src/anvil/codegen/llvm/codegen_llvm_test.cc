@@ -165,5 +165,22 @@ TEST(CodeGenLLVM, AlignedVectorKernelMatchesLoopAndArgumentsNeedOnlyElementAlign
   }
 }
 
+// bfloat16 is not IEEE float16: the code generator refuses it with a clear message instead of
+// computing with the wrong format (or failing later for want of a libgcc helper).
+TEST(CodeGenLLVM, Bfloat16IsRefusedNotTreatedAsFloat16) {
+  register_runtime_functions();
+  Var n = ir::size_var("n"), i("i");
+  ir::Buffer A = decl_buffer({n}, DataType::bfloat16(), "A"), B = decl_buffer({n}, DataType::bfloat16(), "B");
+  tir::PrimFunc f = tir::make_prim_func(
+      "bf16_add", {A, B}, tir::make_for(i, 0, n, tir::buffer_store(B, buffer_load(A, {i}) + buffer_load(A, {i}), {i})));
+  try {
+    build_llvm({f}, Target::parse("llvm"));
+    FAIL() << "bfloat16 was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("bfloat16"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("not supported"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace anvil::codegen
