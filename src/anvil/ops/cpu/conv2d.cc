@@ -30,6 +30,15 @@ int conv2d_ow_block(const Conv2dShape& shape, const Conv2dSchedule& config) {
   return std::min(max_block, ow);  // prime widths: a guarded tail
 }
 
+int conv2d_rows_per_task(const Conv2dShape& shape, const Conv2dSchedule& config) {
+  const int64_t rows = int64_t(shape.batch) * (shape.out_channels / std::max(1, config.oc_block)) * shape.out_height();
+  if (config.rows_per_task > 0) return int(std::min<int64_t>(config.rows_per_task, std::max<int64_t>(rows, 1)));
+  const int64_t least = std::max<int64_t>(1, (rows + kConv2dMaxTasks - 1) / kConv2dMaxTasks);
+  for (int64_t f = least; f < 2 * least && f <= rows; ++f)
+    if (rows % f == 0) return int(f);
+  return int(least);
+}
+
 Conv2dSchedule conv2d_x86_config(const Conv2dShape& shape, const Target& target) {
   const int lanes = vector_lanes_of(target);
   Conv2dSchedule config;
@@ -104,14 +113,22 @@ te::Schedule schedule_conv2d_nchw_x86(const Conv2d& c, const Conv2dShape& shape,
     s[c.packed_weight].vectorize(c.packed_weight.axis(4));
   }
 
-  // Output: (n·ko·y) parallel, then column tiles; each tile's channels and columns innermost.
+  // Output: rows (n·ko·y) in parallel tasks of rows_per_task rows, then column tiles; each
+  // tile's channels and columns innermost. Inside a task the loop order is the one of a single
+  // thread: row by row, column tile by column tile.
   te::Stage& out = s[c.out];
   auto [ko, ki] = out.split(c.out.axis(1), kb);
   auto [xo, xi] = out.split(c.out.axis(3), xb);
   out.reorder({c.out.axis(0), ko, c.out.axis(2), xo, ki, xi});
   te::IterVar nk = out.fuse(c.out.axis(0), ko);
   te::IterVar rows = out.fuse(nk, c.out.axis(2));
-  out.parallel(rows);
+  const int rows_per_task = conv2d_rows_per_task(shape, config);
+  if (rows_per_task > 1) {
+    auto [task, row] = out.split(rows, rows_per_task);
+    out.parallel(task);
+  } else {
+    out.parallel(rows);
+  }
   out.unroll(xi);
 
   // The register tile: reduction outside, columns unrolled, channels vectorized.

@@ -11,8 +11,10 @@
 // or computed from the OIHW weight inside the kernel (its cost then counts in the kernel).
 // Schedule: one register tile = ow_block output columns × oc_block output channels, vectorized
 // over the channels, columns unrolled, reduction loops (rc, ry, rx) outside the tile; the tile
-// is written to the NCHW output right after its reduction; parallel over (output-channel block ×
-// output row). The tile follows the target's vector width (conv2d_x86_config): two vectors of
+// is written to the NCHW output right after its reduction. Parallel loop: the (batch × output-
+// channel block × output row) axis fused and split into tasks of rows_per_task consecutive rows
+// (conv2d_rows_per_task: at most 64 tasks, so that the code generators launch one task per
+// iteration and the thread pool balances them; each task a few whole rows). The tile follows the target's vector width (conv2d_x86_config): two vectors of
 // channels per column, and as many columns as keep the accumulators within the vector register
 // file (AVX-512: 32 channels = 2 zmm × <= 8 columns; AVX2: 16 = 2 ymm × <= 6; SSE: 8 = 2 xmm × <= 6).
 #pragma once
@@ -44,6 +46,9 @@ struct Conv2dSchedule {
   int ow_block = 0;   // output columns per register tile; 0: largest divisor of out_width <= max_ow_block
   int max_ow_block = 8;  // bound of the automatic ow_block (accumulators: columns × oc_block / lanes)
   bool pack_weight_in_kernel = false;  // the kernel takes OIHW weights and packs them itself
+  // Output rows (of one batch element and channel block; consecutive in n·ko·y order) per task of
+  // the parallel loop; 0: automatic (conv2d_rows_per_task). 1: one row per iteration.
+  int rows_per_task = 0;
 };
 
 // The tile for an "llvm" target, from its float32 vector width (vector_lanes_of: -mcpu, -mattr,
@@ -76,5 +81,14 @@ std::vector<float> pack_conv2d_weight(const Conv2dShape& shape, const float* oih
 
 // The ow_block the schedule uses for this shape and config.
 int conv2d_ow_block(const Conv2dShape& shape, const Conv2dSchedule& config);
+
+// The rows per parallel task the schedule uses. The parallel loop runs over rows = batch ×
+// (out_channels / oc_block) × out_height in ceil(rows / rows_per_task) tasks. Automatic: the
+// smallest count that gives at most kConv2dMaxTasks tasks (parallel_tasks.h: longer loops are
+// cut into one chunk per thread, which a core slowed by a neighbour cannot rebalance), raised
+// to a divisor of rows when one lies below twice that (equal tasks, no tail guard). ResNet-18
+// at batch 1 (112 or 224 rows): 2 or 4 rows per task, 56 tasks.
+inline constexpr int kConv2dMaxTasks = 64;
+int conv2d_rows_per_task(const Conv2dShape& shape, const Conv2dSchedule& config);
 
 }  // namespace anvil::ops

@@ -19,6 +19,8 @@
 #include "anvil/pipeline/build.h"
 #include "anvil/runtime/tensor.h"
 #include "anvil/target/target.h"
+#include "anvil/tir/printer.h"
+#include "anvil/tir/stmt_functor.h"
 
 namespace anvil::ops {
 namespace {
@@ -164,6 +166,75 @@ TEST(OpsConv2d, NarrowVectorTargetsMatchTheReference) {
       pipeline::build(schedule_conv2d_nchw_x86(conv, s, config), conv.args(), haswell, "conv2d"), "asm");
   EXPECT_NE(assembly.find("ymm"), std::string::npos);
   EXPECT_EQ(assembly.find("zmm"), std::string::npos);
+}
+
+// The parallel loops of the lowered kernel in post-order (in statement order when not nested): {loop variable name, extent}.
+std::vector<std::pair<std::string, int64_t>> parallel_loops(const Conv2dShape& s, const Conv2dSchedule& config,
+                                                            std::string* text = nullptr) {
+  Conv2d conv = conv2d_nchw(s, config);
+  tir::PrimFunc f = pipeline::lower(schedule_conv2d_nchw_x86(conv, s, config), conv.args(), "conv2d");
+  if (text) *text = tir::to_string(f);
+  std::vector<std::pair<std::string, int64_t>> loops;
+  tir::post_order_visit(f->body(), nullptr, [&](const tir::StmtNode* n) {
+    if (n->kind() != tir::StmtKind::kFor) return;
+    auto* op = static_cast<const tir::ForNode*>(n);
+    if (op->for_kind() == tir::ForKind::kParallel)
+      loops.push_back(std::pair<std::string, int64_t>(op->loop_var().name(),
+                                                                  ir::as_const_int(op->extent()).value_or(-1)));
+  });
+  return loops;
+}
+
+TEST(OpsConv2d, ParallelTasksPerResnet18Shape) {
+  // ResNet-18 at batch 1: 112 or 224 rows (n·ko·y), 56 tasks of 2 or 4 rows.
+  struct Case {
+    Conv2dShape s;
+    int rows_per_task;
+  };
+  for (const Case& c : {Case{shape(3, 224, 64, 7, 2, 3), 4}, Case{shape(64, 56, 64, 3, 1, 1), 2},
+                        Case{shape(64, 56, 128, 3, 2, 1), 2}, Case{shape(64, 56, 128, 1, 2, 0), 2},
+                        Case{shape(128, 28, 256, 1, 2, 0), 2}, Case{shape(512, 7, 512, 3, 1, 1), 2}}) {
+    SCOPED_TRACE(c.s.to_string());
+    Conv2dSchedule config;
+    EXPECT_EQ(conv2d_rows_per_task(c.s, config), c.rows_per_task);
+    std::string text;
+    auto loops = parallel_loops(c.s, config, &text);
+    // The padding copy (when padded) and the output: one parallel loop each, not nested.
+    ASSERT_EQ(loops.size(), c.s.pad > 0 ? 2u : 1u) << text;
+    EXPECT_EQ(loops.back().second, 56) << text;
+    EXPECT_EQ(text.find("if "), std::string::npos) << text;  // equal tasks: no tail guard
+  }
+  // Few rows: one row per task. Rows not a multiple of a near divisor: a guarded last task.
+  EXPECT_EQ(conv2d_rows_per_task(shape(8, 9, 16, 3, 1, 1), {.oc_block = 16}), 1);
+  EXPECT_EQ(parallel_loops(shape(8, 9, 16, 3, 1, 1), {.oc_block = 16}).back().second, 9);
+  Conv2dShape odd = shape(16, 131, 32, 3, 1, 1);  // 131 rows (prime): 3 rows per task, 44 tasks
+  EXPECT_EQ(conv2d_rows_per_task(odd, {}), 3);
+  EXPECT_EQ(parallel_loops(odd, {}).back().second, 44);
+  // rows_per_task = 1 keeps one iteration per row (the loop is then cut into chunks per thread).
+  Conv2dSchedule one;
+  one.rows_per_task = 1;
+  EXPECT_EQ(parallel_loops(shape(64, 56, 128, 3, 2, 1), one).back().second, 112);
+}
+
+// Tasks that cross channel blocks and batch elements, a guarded last task, small channel counts.
+TEST(OpsConv2d, RowTasksMatchTheReference) {
+  Conv2dSchedule c16;
+  c16.oc_block = 16;
+  check_conv2d(shape(3, 13, 16, 3, 1, 1), c16);  // 13 rows, one per task
+  Conv2dSchedule c8;
+  c8.oc_block = 8;
+  c8.rows_per_task = 3;
+  check_conv2d(shape(5, 11, 8, 3, 1, 1), c8);   // 11 rows in tasks of 3: guarded tail
+  check_conv2d(shape(4, 14, 16, 3, 2, 1), c8);  // 2 blocks x 7 rows, tasks of 3 cross the blocks
+  Conv2dSchedule c;
+  c.oc_block = 16;
+  c.rows_per_task = 5;
+  Conv2dShape b = shape(8, 9, 32, 3, 1, 1);
+  b.batch = 3;  // 3 x 2 x 9 = 54 rows in tasks of 5, across batch elements
+  check_conv2d(b, c);
+  c.pack_weight_in_kernel = true;
+  check_conv2d(b, c);
+  check_conv2d(shape(16, 131, 32, 3, 1, 1), {});  // automatic: 3 rows per task, 44 tasks
 }
 
 TEST(OpsConv2d, BadShapesAreValueErrors) {
