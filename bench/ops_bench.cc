@@ -251,7 +251,9 @@ void print_help(const char* argv0) {
       "  --repeat N     repeats per cell, each >= %.2f s; the median is reported (default 5)\n"
       "  --oc-block N   Anvil's output channels per vector tile (default 32; must divide every layer's)\n"
       "  --ow-block N   Anvil's output columns per register tile (default: largest divisor of the\n"
-      "                 output width <= 8)\n",
+      "                 output width <= 8)\n"
+      "  --rows-per-task N  output rows per task of Anvil's parallel loop (default 0: automatic,\n"
+      "                 at most 64 tasks; 1: one row per iteration, the loop cut into one chunk per thread)\n",
       argv0, kMinRepeatSeconds);
 }
 
@@ -262,12 +264,15 @@ struct Row {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int repeats = 5, oc_block = 32, ow_block = 0;
-  anvil::bench::parse_int_flags(argc, argv, {{"--repeat", &repeats}, {"--oc-block", &oc_block}, {"--ow-block", &ow_block}},
-                                print_help);
+  int repeats = 5, oc_block = 32, ow_block = 0, rows_per_task = 0;
+  anvil::bench::parse_int_flags(
+      argc, argv,
+      {{"--repeat", &repeats}, {"--oc-block", &oc_block}, {"--ow-block", &ow_block}, {"--rows-per-task", &rows_per_task}},
+      print_help);
   anvil::ops::Conv2dSchedule config;
   config.oc_block = oc_block;
   config.ow_block = ow_block;
+  config.rows_per_task = rows_per_task;
 
   std::string cpu = anvil::bench::cpu_model();
   std::printf("conv2d float32 NCHW, batch 1, ResNet-18 layers; median of %d repeats (each >= %.2f s)\n", repeats,
@@ -293,8 +298,9 @@ int main(int argc, char** argv) {
     anvil_convs.push_back(std::make_unique<AnvilConv>(shape_of(l), config));
     compile_total += anvil_convs.back()->compile_seconds;
   }
-  std::printf("Anvil schedule: oc_block %d, ow_block %s; compile time (22 kernels): %.2f s\n\n", config.oc_block,
-              ow_block > 0 ? std::to_string(ow_block).c_str() : "auto", compile_total);
+  std::printf("Anvil schedule: oc_block %d, ow_block %s, rows per task %s; compile time (22 kernels): %.2f s\n\n",
+              config.oc_block, ow_block > 0 ? std::to_string(ow_block).c_str() : "auto",
+              rows_per_task > 0 ? std::to_string(rows_per_task).c_str() : "auto", compile_total);
 
   bool check_ok = true;
   double worst_diff = 0;
@@ -383,9 +389,9 @@ int main(int argc, char** argv) {
   std::snprintf(json, sizeof json,
                 "{\"bench\": \"ops\", \"op\": \"conv2d\", \"model\": \"resnet18\", \"cpu\": \"%s\", \"onednn\": \"%s\", "
                 "\"geomean_ratio_1t\": %.3f, \"geomean_ratio_2t\": %.3f, \"geomean_ratio_incl_reorders_1t\": %.3f, "
-                "\"geomean_ratio_incl_reorders_2t\": %.3f, \"oc_block\": %d, \"ow_block\": %d, \"check\": \"%s\", \"load_before\": %.2f, \"load_after\": %.2f}",
+                "\"geomean_ratio_incl_reorders_2t\": %.3f, \"oc_block\": %d, \"ow_block\": %d, \"rows_per_task\": %d, \"check\": \"%s\", \"load_before\": %.2f, \"load_after\": %.2f}",
                 anvil::bench::json_escape(cpu).c_str(), onednn_version().c_str(), geo[0], geo[1], geo_incl[0], geo_incl[1],
-                config.oc_block, ow_block, check_ok ? "ok" : "failed", load_before, load_after);
+                config.oc_block, ow_block, rows_per_task, check_ok ? "ok" : "failed", load_before, load_after);
   std::printf("%s\n", json);
   return check_ok ? 0 : 1;
 }
