@@ -30,13 +30,22 @@ int conv2d_ow_block(const Conv2dShape& shape, const Conv2dSchedule& config) {
   return std::min(max_block, ow);  // prime widths: a guarded tail
 }
 
-int conv2d_rows_per_task(const Conv2dShape& shape, const Conv2dSchedule& config) {
-  const int64_t rows = int64_t(shape.batch) * (shape.out_channels / std::max(1, config.oc_block)) * shape.out_height();
-  if (config.rows_per_task > 0) return int(std::min<int64_t>(config.rows_per_task, std::max<int64_t>(rows, 1)));
+namespace {
+
+// Rows per task for a parallel loop over `rows` rows (conv2d_rows_per_task's rule).
+int64_t rows_per_task_of(int64_t rows, int requested) {
+  if (requested > 0) return std::min<int64_t>(requested, std::max<int64_t>(rows, 1));
   const int64_t least = std::max<int64_t>(1, (rows + kConv2dMaxTasks - 1) / kConv2dMaxTasks);
   for (int64_t f = least; f < 2 * least && f <= rows; ++f)
-    if (rows % f == 0) return int(f);
-  return int(least);
+    if (rows % f == 0) return f;
+  return least;
+}
+
+}  // namespace
+
+int conv2d_rows_per_task(const Conv2dShape& shape, const Conv2dSchedule& config) {
+  const int64_t rows = int64_t(shape.batch) * (shape.out_channels / std::max(1, config.oc_block)) * shape.out_height();
+  return int(rows_per_task_of(rows, config.rows_per_task));
 }
 
 Conv2dSchedule conv2d_x86_config(const Conv2dShape& shape, const Target& target) {
@@ -106,7 +115,20 @@ te::Schedule schedule_conv2d_nchw_x86(const Conv2d& c, const Conv2dShape& shape,
     s[c.padded].compute_inline();
   } else {
     te::IterVar pc = s[c.padded].fuse(c.padded.axis(0), c.padded.axis(1));
-    s[c.padded].parallel(pc);
+    const int64_t planes = int64_t(shape.batch) * shape.in_channels;
+    if (planes >= kConv2dMaxTasks / 4) {
+      s[c.padded].parallel(pc);  // one task per plane (or one chunk per thread)
+    } else {
+      // Few planes (the RGB stem: 3): 3 tasks would leave 2 threads unevenly loaded; rows of
+      // the planes in at most 64 tasks instead.
+      te::IterVar prow = s[c.padded].fuse(pc, c.padded.axis(2));
+      // The rows the convolution reads (bound inference allocates no more): OH·stride may stop
+      // short of the padded height (the stem: 229 of 230).
+      const int64_t padded_rows =
+          planes * std::min(shape.height + 2 * shape.pad, (shape.out_height() - 1) * shape.stride + shape.kernel_h);
+      auto [task, row] = s[c.padded].split(prow, int(rows_per_task_of(padded_rows, 0)));
+      s[c.padded].parallel(task);
+    }
   }
   if (c.packed_weight.defined()) {
     s[c.packed_weight].parallel(c.packed_weight.axis(0));

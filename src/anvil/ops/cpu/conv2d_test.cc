@@ -202,8 +202,13 @@ TEST(OpsConv2d, ParallelTasksPerResnet18Shape) {
     // The padding copy (when padded) and the output: one parallel loop each, not nested.
     ASSERT_EQ(loops.size(), c.s.pad > 0 ? 2u : 1u) << text;
     EXPECT_EQ(loops.back().second, 56) << text;
-    EXPECT_EQ(text.find("if "), std::string::npos) << text;  // equal tasks: no tail guard
+    // Equal tasks: no tail guard in the output loop (the last parallel loop).
+    EXPECT_EQ(text.find("if ", text.rfind("parallel:")), std::string::npos) << text;
   }
+  // The stem's 3 input planes: the padded rows it reads (3 x 229) in 63 tasks of 11 (a guarded
+  // last one), not 3 tasks.
+  EXPECT_EQ(parallel_loops(shape(3, 224, 64, 7, 2, 3), {}).front().second, 63);
+  EXPECT_EQ(parallel_loops(shape(64, 56, 64, 3, 1, 1), {}).front().second, 64);  // 64 planes
   // Few rows: one row per task. Rows not a multiple of a near divisor: a guarded last task.
   EXPECT_EQ(conv2d_rows_per_task(shape(8, 9, 16, 3, 1, 1), {.oc_block = 16}), 1);
   EXPECT_EQ(parallel_loops(shape(8, 9, 16, 3, 1, 1), {.oc_block = 16}).back().second, 9);
