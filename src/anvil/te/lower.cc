@@ -1,10 +1,12 @@
 // te::lower: stage table, inlining, checks, realisation, and the function around the nests.
 #include "anvil/te/lower.h"
 
+#include <unordered_map>
 #include <unordered_set>
 
 #include "anvil/base/error.h"
 #include "anvil/ir/expr_ops.h"
+#include "anvil/ir/printer.h"
 #include "anvil/te/interval.h"
 #include "anvil/te/lower_state.h"
 #include "anvil/tir/stmt_functor.h"
@@ -192,6 +194,63 @@ class FreeVarFinder : public tir::StmtVisitor {
   std::unordered_set<const ir::VarNode*> reported_;
 };
 
+// Replaces buffers (loads and stores) by the ones mapped.
+class BufferReplacer : public tir::StmtMutator {
+ public:
+  explicit BufferReplacer(const std::unordered_map<const ir::BufferNode*, Buffer>& map) : map_(map) {}
+  Buffer mutate_buffer(const Buffer& b) override {
+    auto it = map_.find(b.get());
+    return it == map_.end() ? b : it->second;
+  }
+
+ private:
+  const std::unordered_map<const ir::BufferNode*, Buffer>& map_;
+};
+
+// A dimension of an argument tensor whose extent is a listed scalar param n (shape [n]): the
+// param buffer gets a fresh size var for the tensor's actual extent there (bound at the kernel
+// entry like any symbolic dim), the body's accesses use that buffer, and an AssertStmt at the
+// top checks n against it. So a wrong n fails before the body runs, with a ValueError naming n,
+// its value, the tensor and the dimension instead of a generic shape mismatch.
+Stmt check_listed_shape_vars(const std::string& name, const std::unordered_set<const ir::VarNode*>& scalar_params,
+                             std::vector<tir::FuncParam>* params, Stmt body) {
+  struct Check {
+    Var param, actual;
+    std::string message;
+  };
+  std::vector<Check> checks;
+  std::unordered_map<const ir::BufferNode*, Buffer> replaced;
+  for (tir::FuncParam& p : *params) {
+    Buffer* b = std::get_if<Buffer>(&p);
+    if (!b) continue;
+    const Buffer& old = *b;
+    std::vector<PrimExpr> shape = old->shape();
+    std::string shape_text;
+    for (size_t d = 0; d < shape.size(); ++d) shape_text += (d ? ", " : "") + ir::to_string(shape[d]);
+    bool changed = false;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      auto* v = shape[d].as<ir::VarNode>();
+      if (!v || !scalar_params.count(v)) continue;
+      Var actual = ir::size_var(str_cat(old->name(), "_shape_", d), v->dtype());
+      checks.push_back({Var(v), actual,
+                        str_cat(name, ": argument '", v->name(), "' is {} but ", old->name(), ".shape[", d, "] is {} (",
+                                old->name(), " has shape [", shape_text, "])")});
+      shape[d] = actual;
+      changed = true;
+    }
+    if (!changed) continue;
+    Buffer fresh = Buffer::make(old->data(), old->dtype(), shape, old->strides(), old->elem_offset(), old->name(),
+                                old->alignment(), old->scope());
+    replaced[old.get()] = fresh;
+    p = fresh;
+  }
+  if (checks.empty()) return body;
+  body = BufferReplacer(replaced).mutate_stmt(body);
+  for (auto it = checks.rbegin(); it != checks.rend(); ++it)
+    body = tir::assert_stmt(ir::eq(it->param, it->actual), it->message, body, {it->param, it->actual});
+  return body;
+}
+
 void define_vars_of(const PrimExpr& e, std::unordered_set<const ir::VarNode*>* defined) {
   if (!e.defined()) return;
   if (auto* v = e.as<ir::VarNode>()) defined->insert(v);
@@ -289,7 +348,8 @@ tir::PrimFunc lower(const Schedule& schedule, const std::vector<LowerArg>& args,
                 "arguments to pass it as a scalar parameter (e.g. lower(s, [A, ",
                 finder.free[0].name(), ", B]))");
   }
-  return tir::make_prim_func(name, params, simplify_indices(body));
+  body = check_listed_shape_vars(name, scalar_params, &params, simplify_indices(body));
+  return tir::make_prim_func(name, params, body);
 }
 
 }  // namespace anvil::te

@@ -8,9 +8,10 @@
 // written to that argument instead of a temporary) and scalar Vars (int, uint, float or bool;
 // passed by value, as TVM's tvm.lower(s, [A, alpha, B])). Symbolic shape variables are bound
 // from the argument buffers; one that is also listed as a Var is a scalar parameter instead, and
-// the tensors' shapes are checked against its value when the kernel is called (the entry checks
-// of the code generators and of the interpreter: "argument 0 (A) has shape [5] but expected
-// [10]").
+// the tensors' shapes are checked against its value when the kernel is called: an AssertStmt at
+// the top of the body per tensor dimension that is exactly that var (the param buffer's shape
+// there is a fresh size var A_shape_<d>, bound from the tensor), failing with a ValueError such as
+// "scale: argument 'n' is 9 but A.shape[0] is 10 (A has shape [n])".
 //
 // What lowering does:
 //   * bound inference: the region of each stage that its consumers read, relaxed over the

@@ -300,6 +300,18 @@ void Interpreter::exec(const Stmt& s) {
     case StmtKind::kAttrStmt:
       exec(s.as<AttrStmtNode>()->body());
       return;
+    case StmtKind::kAssertStmt: {
+      auto* op = s.as<AssertStmtNode>();
+      if (!eval(op->condition()).as_int()) {
+        std::vector<std::string> pieces = assert_message_pieces(op->message());
+        std::string message = pieces[0];
+        for (size_t i = 0; i < op->message_args().size(); ++i)
+          message += std::to_string(eval(op->message_args()[i]).as_int()) + pieces[i + 1];
+        throw Error(ErrorKind::kValue, message);
+      }
+      exec(op->body());
+      return;
+    }
   }
 }
 

@@ -117,6 +117,14 @@ void StmtPrinter::stmt(const Stmt& s, int indent, std::string* out) {
       block(op->body(), indent + 1, out);
       return;
     }
+    case StmtKind::kAssertStmt: {
+      auto* op = s.as<AssertStmtNode>();
+      std::string text = "assert(" + print(op->condition()) + ", " + ir::quote_string(op->message());
+      for (const auto& a : op->message_args()) text += ", " + print(a);
+      line(indent, text + ")", out);
+      stmt(op->body(), indent, out);
+      return;
+    }
   }
 }
 

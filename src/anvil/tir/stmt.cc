@@ -200,6 +200,42 @@ Stmt AttrStmtNode::make(std::string key, PrimExpr node, PrimExpr value, Stmt bod
   return Stmt(new AttrStmtNode(std::move(key), std::move(node), std::move(value), std::move(body)));
 }
 
+std::vector<std::string> assert_message_pieces(const std::string& message) {
+  std::vector<std::string> pieces(1);
+  for (size_t i = 0; i < message.size(); ++i) {
+    if (message[i] == '{' && i + 1 < message.size() && message[i + 1] == '}') {
+      pieces.emplace_back();
+      ++i;
+    } else {
+      pieces.back() += message[i];
+    }
+  }
+  return pieces;
+}
+
+Stmt AssertStmtNode::make(PrimExpr condition, std::string message, Stmt body, std::vector<PrimExpr> message_args) {
+  check_expr(condition, "AssertStmt", "condition");
+  if (condition.dtype() != ir::bool_type())
+    type_error("AssertStmt: condition must be a scalar bool, got ", dtype_name(condition.dtype()));
+  check_stmt(body, "AssertStmt", "body");
+  for (size_t i = 0; i < message_args.size(); ++i) {
+    check_expr(message_args[i], "AssertStmt", "message argument");
+    DataType t = message_args[i].dtype();
+    if (!(ir::is_integer(t) || t.is_bool()) || t.lanes() != 1)
+      type_error("AssertStmt: message argument ", i, " must be a scalar integer, got ", dtype_name(t));
+  }
+  size_t holes = assert_message_pieces(message).size() - 1;
+  if (holes != message_args.size())
+    value_error("AssertStmt: the message has ", holes, " \"{}\" placeholders but ", message_args.size(),
+                " message arguments were given: \"", message, "\"");
+  auto* node = new AssertStmtNode();
+  node->condition_ = std::move(condition);
+  node->message_ = std::move(message);
+  node->message_args_ = std::move(message_args);
+  node->body_ = std::move(body);
+  return Stmt(node);
+}
+
 // ---- convenience builders -----------------------------------------------------------------
 
 Stmt make_for(Var loop_var, PrimExpr min, PrimExpr extent, Stmt body, ForKind kind) {
@@ -249,6 +285,10 @@ Stmt evaluate(PrimExpr value) { return EvaluateNode::make(std::move(value)); }
 
 Stmt attr_stmt(std::string key, PrimExpr node, PrimExpr value, Stmt body) {
   return AttrStmtNode::make(std::move(key), std::move(node), std::move(value), std::move(body));
+}
+
+Stmt assert_stmt(PrimExpr condition, std::string message, Stmt body, std::vector<PrimExpr> message_args) {
+  return AssertStmtNode::make(std::move(condition), std::move(message), std::move(body), std::move(message_args));
 }
 
 }  // namespace anvil::tir

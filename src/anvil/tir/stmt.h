@@ -1,5 +1,5 @@
 // Statements of the loop-level tensor IR: loops, stores, allocations, lets, conditionals,
-// sequences, evaluations and attributes. Immutable nodes built through checking factories
+// sequences, evaluations, attributes and assertions. Immutable nodes built through checking factories
 // (XNode::make, strict about dtypes) or the convenience builders at the end of this file (which
 // let int literals adopt the loop variable's dtype). Failures throw anvil::Error: TypeError for
 // a dtype mismatch, ValueError for a bad value, each naming the statement and the operand.
@@ -224,6 +224,32 @@ class AttrStmtNode : public StmtNode {
   Stmt body_;
 };
 
+// assert(condition, message, args...) then body: when the scalar bool condition is false at run
+// time the kernel fails with a ValueError carrying message (TVM's AssertStmt), else body runs.
+// message is literal text in which each "{}" is replaced by the value of the next of
+// message_args (scalar integers, printed as decimal int64; as many as there are "{}"), so a
+// message can show run-time values: "f: argument 'n' is {} but A.shape[0] is {}".
+class AssertStmtNode : public StmtNode {
+ public:
+  static constexpr StmtKind kKind = StmtKind::kAssertStmt;
+  static Stmt make(PrimExpr condition, std::string message, Stmt body, std::vector<PrimExpr> message_args = {});
+  const PrimExpr& condition() const { return condition_; }
+  const std::string& message() const { return message_; }
+  const std::vector<PrimExpr>& message_args() const { return message_args_; }
+  const Stmt& body() const { return body_; }
+
+ private:
+  AssertStmtNode() : StmtNode(kKind) {}
+  PrimExpr condition_;
+  std::string message_;
+  std::vector<PrimExpr> message_args_;
+  Stmt body_;
+};
+
+// The pieces of an assert message around its "{}" placeholders: message_args().size() + 1
+// strings (the text before the first "{}", between them, after the last).
+std::vector<std::string> assert_message_pieces(const std::string& message);
+
 // Well-known attribute keys.
 namespace attr {
 inline constexpr std::string_view kStorageAlignment = "storage_alignment";  // node: buffer var
@@ -244,5 +270,6 @@ Stmt if_then_else(PrimExpr cond, Stmt then_case, Stmt else_case = Stmt());
 Stmt seq(std::vector<Stmt> stmts);
 Stmt evaluate(PrimExpr value);
 Stmt attr_stmt(std::string key, PrimExpr node, PrimExpr value, Stmt body);
+Stmt assert_stmt(PrimExpr condition, std::string message, Stmt body, std::vector<PrimExpr> message_args = {});
 
 }  // namespace anvil::tir

@@ -51,6 +51,11 @@ void StmtVisitor::visit_(const AttrStmtNode* op) {
   visit_expr(op->value());
   visit_stmt(op->body());
 }
+void StmtVisitor::visit_(const AssertStmtNode* op) {
+  visit_expr(op->condition());
+  for (const auto& a : op->message_args()) visit_expr(a);
+  visit_stmt(op->body());
+}
 
 // ---- mutator ------------------------------------------------------------------------------
 
@@ -142,6 +147,15 @@ Stmt StmtMutator::mutate_(const AttrStmtNode* op) {
   Stmt body = mutate_stmt(op->body());
   if (node.same_as(op->node()) && value.same_as(op->value()) && body.same_as(op->body())) return ref_of(op);
   return AttrStmtNode::make(op->key(), std::move(node), std::move(value), std::move(body));
+}
+
+Stmt StmtMutator::mutate_(const AssertStmtNode* op) {
+  PrimExpr cond = mutate_expr(op->condition());
+  bool changed = !cond.same_as(op->condition());
+  std::vector<PrimExpr> args = mutate_exprs(op->message_args(), &changed);
+  Stmt body = mutate_stmt(op->body());
+  if (!changed && body.same_as(op->body())) return ref_of(op);
+  return AssertStmtNode::make(std::move(cond), op->message(), std::move(body), std::move(args));
 }
 
 // ---- substitution -------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 //
 // StmtVisitor::visit_stmt(s) dispatches to visit_(const XNode*); defaults visit every child
 // statement and expression (For: min, extent, annotations, body; BufferStore: value, indices;
-// Allocate: extents, body; AttrStmt: node, value, body; ...). StmtMutator mirrors it and returns
+// Allocate: extents, body; AttrStmt: node, value, body; AssertStmt: condition, message args, body;
+// ...). StmtMutator mirrors it and returns
 // the same node when nothing changed; buffers of stores go through mutate_buffer. Definitions
 // (loop vars, let vars, allocated buffer vars) are not mutated by default.
 #pragma once

@@ -53,6 +53,11 @@ class Equalizer : public ir::StructuralEqualizer {
         return x->key() == y->key() && expr(x->node(), y->node()) && expr(x->value(), y->value()) &&
                stmt(x->body(), y->body());
       }
+      case StmtKind::kAssertStmt: {
+        auto *x = a.as<AssertStmtNode>(), *y = b.as<AssertStmtNode>();
+        return x->message() == y->message() && expr(x->condition(), y->condition()) &&
+               exprs(x->message_args(), y->message_args()) && stmt(x->body(), y->body());
+      }
     }
     return false;
   }
@@ -140,6 +145,13 @@ class Hasher : public ir::StructuralHasher {
         h = combine(h, str_hash(x->key()));
         h = combine(h, expr(x->node()));
         h = combine(h, expr(x->value()));
+        return combine(h, stmt(x->body()));
+      }
+      case StmtKind::kAssertStmt: {
+        auto* x = s.as<AssertStmtNode>();
+        h = combine(h, str_hash(x->message()));
+        h = combine(h, expr(x->condition()));
+        h = combine(h, exprs(x->message_args()));
         return combine(h, stmt(x->body()));
       }
     }

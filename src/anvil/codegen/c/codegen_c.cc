@@ -358,6 +358,36 @@ class CodeGenC {
         return;
       }
       case StmtKind::kAttrStmt: stmt(s.as<tir::AttrStmtNode>()->body()); return;
+      case StmtKind::kAssertStmt: {
+        // A failing condition frees the enclosing workspace memory, sets a ValueError with the
+        // message (%lld per message argument) and returns -1 (from a parallel task too).
+        auto* op = s.as<tir::AssertStmtNode>();
+        std::vector<std::string> pieces = tir::assert_message_pieces(op->message());
+        std::string fmt;
+        for (size_t i = 0; i < pieces.size(); ++i) {
+          if (i) fmt += "%lld";
+          for (unsigned char c : pieces[i]) {
+            if (c == '%') fmt += "%%";
+            else if (c == '"' || c == '\\') fmt += std::string("\\") + static_cast<char>(c);
+            else if (c < 0x20 || c >= 0x7f) {
+              char oct[8];
+              std::snprintf(oct, sizeof oct, "\\%03o", c);
+              fmt += oct;
+            } else fmt += static_cast<char>(c);
+          }
+        }
+        std::string args;
+        for (const PrimExpr& a : op->message_args()) args += ", (long long)(" + expr(a, -1) + ")";
+        line("if (!(" + expr(op->condition(), -1) + ")) {");
+        ++indent_;
+        for (auto it = live_workspace_.rbegin(); it != live_workspace_.rend(); ++it)
+          line("__anvil_runtime_api->workspace_free(1, 0, " + *it + ");");
+        line("ANVIL_FAIL(" + std::to_string(kAnvilErrorValue) + ", \"" + fmt + "\"" + args + ");");
+        --indent_;
+        line("}");
+        stmt(op->body());
+        return;
+      }
     }
   }
 
@@ -386,7 +416,9 @@ class CodeGenC {
       line("void* " + v + " = __anvil_runtime_api->workspace_alloc(1, 0, " + bv + ");");
       line("if (!" + v + ") ANVIL_FAIL(" + std::to_string(kAnvilErrorRuntime) + ", \"" + esc(func_) +
            ": workspace allocation of %llu bytes for " + esc(op->buffer_var().name()) + " failed\", (unsigned long long)" + bv + ");");
+      live_workspace_.push_back(v);
       stmt(op->body());
+      live_workspace_.pop_back();
       line("__anvil_runtime_api->workspace_free(1, 0, " + v + ");");
     }
     in_scope_.erase(op->buffer_var().get());
@@ -427,8 +459,11 @@ class CodeGenC {
     std::string num_task = num_cores_ > 0 ? std::to_string(num_cores_)
                                           : "(c_.anvil_extent <= " + std::to_string(kMaxTaskPerIteration) +
                                                 " ? (int32_t)c_.anvil_extent : 0)";
-    line("{ int32_t s_ = __anvil_runtime_api->parallel_launch(" + base + ", &c_, " + num_task +
-         "); if (s_ != 0) return s_; }");
+    std::string frees;  // a failed launch returns early: the enclosing workspace memory goes back
+    for (auto it = live_workspace_.rbegin(); it != live_workspace_.rend(); ++it)
+      frees += "__anvil_runtime_api->workspace_free(1, 0, " + *it + "); ";
+    line("{ int32_t s_ = __anvil_runtime_api->parallel_launch(" + base + ", &c_, " + num_task + "); if (s_ != 0) { " +
+         frees + "return s_; } }");
     --indent_;
     line("}");
 
@@ -439,6 +474,8 @@ class CodeGenC {
     out_ = &body;
     indent_ = 1;
     ++parallel_depth_;
+    std::vector<std::string> parent_workspace = std::move(live_workspace_);
+    live_workspace_.clear();
     line(base + "_closure* c_ = (" + base + "_closure*)closure;");
     for (const Var& v : captured) {
       std::string q = ir::is_handle(v.dtype()) ? "* restrict " : " ";
@@ -457,6 +494,7 @@ class CodeGenC {
     line("}");
     line("return 0;");
     --parallel_depth_;
+    live_workspace_ = std::move(parent_workspace);
     out_ = saved;
     indent_ = saved_indent;
     decls_ << decl.str() << "static int32_t " << base << "(int32_t task_id, AnvilParallelEnv* env, void* closure) {\n"
@@ -621,6 +659,9 @@ class CodeGenC {
   std::unordered_map<const ir::VarNode*, std::string> names_;
   std::set<std::string> used_;
   std::set<const ir::VarNode*> in_scope_;
+  // C names of the workspace allocations enclosing the statement being emitted (outermost
+  // first): a failing AssertStmt frees them before returning.
+  std::vector<std::string> live_workspace_;
 };
 
 bool valid_c_name(const std::string& s) {

@@ -158,11 +158,17 @@ void CodeGenLLVM::check_or_fail(llvm::Value* ok, int kind, const std::string& fm
   b_.SetInsertPoint(cont);
 }
 
+void CodeGenLLVM::free_live_workspace() {
+  for (auto it = live_workspace_.rbegin(); it != live_workspace_.rend(); ++it)
+    b_.CreateCall(abi_.workspace_free, runtime_api_fn(kApiWorkspaceFree), {b_.getInt32(kDLCPU), b_.getInt32(0), *it});
+}
+
 void CodeGenLLVM::return_if_nonzero(llvm::Value* status) {
   auto* fail = llvm::BasicBlock::Create(ctx_, "status_fail", fn_);
   auto* cont = llvm::BasicBlock::Create(ctx_, "status_ok", fn_);
   b_.CreateCondBr(b_.CreateICmpEQ(status, b_.getInt32(0)), cont, fail);
   b_.SetInsertPoint(fail);
+  free_live_workspace();
   b_.CreateRet(status);
   b_.SetInsertPoint(cont);
 }

@@ -59,8 +59,10 @@ class CodeGenLLVM {
   void emit_error_return(int kind, const std::string& fmt, const std::vector<llvm::Value*>& args);
   // Branch to an error block when ok is false; continues in a new block.
   void check_or_fail(llvm::Value* ok, int kind, const std::string& fmt, const std::vector<llvm::Value*>& args);
-  // Returns status from the current function when it is non-zero.
+  // Returns status from the current function when it is non-zero (freeing live_workspace_).
   void return_if_nonzero(llvm::Value* status);
+  // Calls workspace_free on live_workspace_, innermost first (before an early return).
+  void free_live_workspace();
   llvm::Value* runtime_api_fn(unsigned field);  // loads the function pointer from the table
   llvm::Value* to_i64(llvm::Value* v, ir::DataType t);
 
@@ -98,6 +100,9 @@ class CodeGenLLVM {
   std::unordered_map<const ir::VarNode*, int64_t> data_align_;
   // Modular sets of the integer let vars in scope (LetStmt), for access alignment.
   arith::ModularVarMap index_mod_;
+  // Workspace allocations (workspace_alloc results) of the current function enclosing the
+  // statement being emitted, outermost first: a failing AssertStmt frees them before returning.
+  std::vector<llvm::Value*> live_workspace_;
   // Alignment of an access to buf at element index (scalar; for a stride-1 Ramp its base): the
   // largest power of two dividing the buffer's base alignment and elem_bytes * every value of index.
   llvm::Align access_align(const ir::Buffer& buf, const ir::PrimExpr& index) const;
@@ -106,6 +111,7 @@ class CodeGenLLVM {
   void emit_for(const tir::ForNode* op);
   void emit_parallel(const tir::ForNode* op);
   void emit_allocate(const tir::AllocateNode* op);
+  void emit_assert(const tir::AssertStmtNode* op);
   void emit_loop(const ir::Var& var, llvm::Value* begin, llvm::Value* end, const tir::Stmt& body,
                  const char* loop_hint);
   llvm::Value* binary(ir::ExprKind kind, ir::DataType t, llvm::Value* a, llvm::Value* b);

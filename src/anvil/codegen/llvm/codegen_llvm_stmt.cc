@@ -7,6 +7,9 @@
 // Allocate: constant sizes up to tir::kMaxStackAllocBytes (64 KiB, tir::stack_allocation_elements)
 // are stack memory (64-byte aligned, in the entry block); others come from workspace_alloc (a null
 // result is an error naming the buffer) and go back through workspace_free after the body.
+// AssertStmt: a failing condition formats the message (snprintf, %lld per message argument),
+// frees the enclosing workspace allocations, sets a ValueError and returns -1 — from a parallel
+// task body too, whose failure parallel_launch hands back with the message.
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/MDBuilder.h>
 
@@ -86,7 +89,30 @@ void CodeGenLLVM::stmt(const tir::Stmt& s) {
       return;
     }
     case StmtKind::kAttrStmt: stmt(s.as<tir::AttrStmtNode>()->body()); return;
+    case StmtKind::kAssertStmt: emit_assert(s.as<tir::AssertStmtNode>()); return;
   }
+}
+
+void CodeGenLLVM::emit_assert(const tir::AssertStmtNode* op) {
+  llvm::Value* ok = expr(op->condition());
+  auto* fail = llvm::BasicBlock::Create(ctx_, "assert_fail", fn_);
+  auto* cont = llvm::BasicBlock::Create(ctx_, "assert_ok", fn_);
+  llvm::MDBuilder md(ctx_);
+  b_.CreateCondBr(ok, cont, fail, md.createBranchWeights(1 << 20, 1));
+  b_.SetInsertPoint(fail);
+  // The message: its literal pieces (% escaped for snprintf) around %lld for each argument.
+  std::vector<std::string> pieces = tir::assert_message_pieces(op->message());
+  std::string fmt;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    if (i) fmt += "%lld";
+    for (char c : pieces[i]) fmt += c == '%' ? std::string("%%") : std::string(1, c);
+  }
+  std::vector<llvm::Value*> args;
+  for (const PrimExpr& a : op->message_args()) args.push_back(to_i64(expr(a), a.dtype()));
+  free_live_workspace();  // the enclosing allocations' memory goes back before the early return
+  emit_error_return(kAnvilErrorValue, fmt, args);
+  b_.SetInsertPoint(cont);
+  stmt(op->body());
 }
 
 void CodeGenLLVM::emit_loop(const Var& var, llvm::Value* begin, llvm::Value* end, const tir::Stmt& body,
@@ -165,10 +191,12 @@ void CodeGenLLVM::emit_parallel(const tir::ForNode* op) {
   auto* lambda = llvm::Function::Create(abi_.parallel_lambda, llvm::Function::InternalLinkage, base_name, mod_);
   lambda->addFnAttr(llvm::Attribute::NoUnwind);
 
-  // Save the parent's state.
+  // Save the parent's state (the task body frees none of the parent's workspace memory).
   llvm::Function* parent_fn = fn_;
   llvm::BasicBlock* parent_bb = b_.GetInsertBlock();
   auto parent_vars = vars_;
+  auto parent_workspace = std::move(live_workspace_);
+  live_workspace_.clear();
 
   {
     fn_ = lambda;
@@ -224,6 +252,7 @@ void CodeGenLLVM::emit_parallel(const tir::ForNode* op) {
 
   fn_ = parent_fn;
   vars_ = std::move(parent_vars);
+  live_workspace_ = std::move(parent_workspace);
   b_.SetInsertPoint(parent_bb);
   llvm::Value* launch = runtime_api_fn(kApiParallelLaunch);
   // Tasks: parallel_tasks.h.
@@ -266,7 +295,9 @@ void CodeGenLLVM::emit_allocate(const tir::AllocateNode* op) {
   check_or_fail(b_.CreateIsNotNull(ptr), kAnvilErrorRuntime,
                 func_name_ + ": workspace allocation of %lld bytes for " + vname + " failed", {bytes});
   bind(var, ptr);
+  live_workspace_.push_back(ptr);
   stmt(op->body());
+  live_workspace_.pop_back();
   unbind(var);
   llvm::Value* free_fn = runtime_api_fn(kApiWorkspaceFree);
   b_.CreateCall(abi_.workspace_free, free_fn, {b_.getInt32(kDLCPU), b_.getInt32(0), ptr});

@@ -91,6 +91,7 @@ void find_ifs(const Stmt& s, std::vector<const ForNode*>* path, std::unordered_s
       find_ifs(s.as<AllocateNode>()->body(), path, defined, out);
       return;
     case StmtKind::kAttrStmt: find_ifs(s.as<AttrStmtNode>()->body(), path, defined, out); return;
+    case StmtKind::kAssertStmt: find_ifs(s.as<AssertStmtNode>()->body(), path, defined, out); return;
     default: return;
   }
 }

@@ -44,6 +44,10 @@ int64_t unrolled_steps(const Stmt& s) {
       int64_t b = unrolled_steps(s.as<AttrStmtNode>()->body());
       return b < 0 ? -1 : 1 + b;
     }
+    case StmtKind::kAssertStmt: {
+      int64_t b = unrolled_steps(s.as<AssertStmtNode>()->body());
+      return b < 0 ? -1 : 1 + b;
+    }
     case StmtKind::kAllocate: return -1;
     default: return 1;
   }

@@ -152,6 +152,19 @@ class BodyVectorizer {
         auto* n = s.as<AttrStmtNode>();
         return AttrStmtNode::make(n->key(), n->node(), n->value(), stmt(n->body()));
       }
+      case StmtKind::kAssertStmt: {
+        // Kept scalar: a condition or message value that varies across the lanes has no one
+        // message to report.
+        auto* n = s.as<AssertStmtNode>();
+        PrimExpr c = expr(n->condition());
+        if (c.dtype().lanes() != 1) throw CannotVectorize();
+        std::vector<PrimExpr> args;
+        for (const auto& a : n->message_args()) {
+          args.push_back(expr(a));
+          if (args.back().dtype().lanes() != 1) throw CannotVectorize();
+        }
+        return AssertStmtNode::make(c, n->message(), stmt(n->body()), std::move(args));
+      }
       default: throw CannotVectorize();  // For, Allocate
     }
   }
