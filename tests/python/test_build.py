@@ -202,8 +202,13 @@ def test_listed_shape_var_is_a_param_checked_against_the_shapes(target, rng):
     b = np.zeros(10, "float32")
     mod["inc"](a, 10, b)
     np.testing.assert_allclose(b, f64(a) + 1.0, rtol=1e-6)
-    with pytest.raises(ValueError, match=r"argument 0 \(A\) has shape \[10\] but expected \[9\]"):
-        mod["inc"](a, 9, b)
+    with pytest.raises(ValueError, match=r"inc: argument 'n' is 9 but A\.shape\[0\] is 10 \(A has shape \[n\]\)"):
+        mod["inc"](a, 9, b)                              # an assert at the top of the body names n
+    with pytest.raises(ValueError, match=r"argument 'n' is 10 but B\.shape\[0\] is 8"):
+        mod["inc"](a, 10, np.zeros(8, "float32"))
+    f = anvil.lower(s, [A, n, B], name="inc")
+    with pytest.raises(ValueError, match=r"argument 'n' is 9 but A\.shape\[0\] is 10"):
+        f.interpret(a, 9, b)                             # the reference interpreter checks it too
     b[:] = 0
     mod["inc"](a, 10, b)                                 # the process and the module survive
     np.testing.assert_allclose(b, f64(a) + 1.0, rtol=1e-6)
