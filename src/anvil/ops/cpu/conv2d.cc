@@ -116,11 +116,11 @@ te::Schedule schedule_conv2d_nchw_x86(const Conv2d& c, const Conv2dShape& shape,
   } else {
     te::IterVar pc = s[c.padded].fuse(c.padded.axis(0), c.padded.axis(1));
     const int64_t planes = int64_t(shape.batch) * shape.in_channels;
-    if (planes >= kConv2dMaxTasks / 4) {
+    if (planes >= kConv2dMaxTasks) {
       s[c.padded].parallel(pc);  // one task per plane (or one chunk per thread)
     } else {
       // Few planes (the RGB stem: 3): 3 tasks would leave 2 threads unevenly loaded; rows of
-      // the planes in at most 64 tasks instead.
+      // the planes in at most kConv2dMaxTasks tasks instead.
       te::IterVar prow = s[c.padded].fuse(pc, c.padded.axis(2));
       // The rows the convolution reads (bound inference allocates no more): OH·stride may stop
       // short of the padded height (the stem: 229 of 230).

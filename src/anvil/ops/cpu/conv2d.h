@@ -13,8 +13,8 @@
 // over the channels, columns unrolled, reduction loops (rc, ry, rx) outside the tile; the tile
 // is written to the NCHW output right after its reduction. Parallel loop: the (batch × output-
 // channel block × output row) axis fused and split into tasks of rows_per_task consecutive rows
-// (conv2d_rows_per_task: at most 64 tasks, so that the code generators launch one task per
-// iteration and the thread pool balances them; each task a few whole rows). The tile follows the target's vector width (conv2d_x86_config): two vectors of
+// (conv2d_rows_per_task: at most 16 tasks, so that the code generators launch one task per
+// iteration and the thread pool balances them; each task several whole rows). The tile follows the target's vector width (conv2d_x86_config): two vectors of
 // channels per column, and as many columns as keep the accumulators within the vector register
 // file (AVX-512: 32 channels = 2 zmm × <= 8 columns; AVX2: 16 = 2 ymm × <= 6; SSE: 8 = 2 xmm × <= 6).
 #pragma once
@@ -84,11 +84,15 @@ int conv2d_ow_block(const Conv2dShape& shape, const Conv2dSchedule& config);
 
 // The rows per parallel task the schedule uses. The parallel loop runs over rows = batch ×
 // (out_channels / oc_block) × out_height in ceil(rows / rows_per_task) tasks. Automatic: the
-// smallest count that gives at most kConv2dMaxTasks tasks (parallel_tasks.h: longer loops are
-// cut into one chunk per thread, which a core slowed by a neighbour cannot rebalance), raised
-// to a divisor of rows when one lies below twice that (equal tasks, no tail guard). ResNet-18
-// at batch 1 (112 or 224 rows): 2 or 4 rows per task, 56 tasks.
-inline constexpr int kConv2dMaxTasks = 64;
+// smallest count that gives at most kConv2dMaxTasks tasks, raised to a divisor of rows when
+// one lies below twice that (equal tasks, no tail guard). ResNet-18 at batch 1 (112 or 224
+// rows): 7 or 14 rows per task, 16 tasks. Why 16 and not the 64 that parallel_tasks.h would
+// still launch one task per iteration: on the 2-vCPU AVX-512 machine 56 tasks of 2 rows ran
+// 10–30 % slower on 2 threads than 2 chunks (the output lines a core wrote in the previous call
+// move to the other core when tasks land on different threads each call, and each task has a
+// fixed cost), while 8–16 tasks kept the chunked speed and still rebalance a slowed core
+// (docs/performance.md, conv2d).
+inline constexpr int kConv2dMaxTasks = 16;
 int conv2d_rows_per_task(const Conv2dShape& shape, const Conv2dSchedule& config);
 
 }  // namespace anvil::ops

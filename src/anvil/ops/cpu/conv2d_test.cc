@@ -186,14 +186,14 @@ std::vector<std::pair<std::string, int64_t>> parallel_loops(const Conv2dShape& s
 }
 
 TEST(OpsConv2d, ParallelTasksPerResnet18Shape) {
-  // ResNet-18 at batch 1: 112 or 224 rows (n·ko·y), 56 tasks of 2 or 4 rows.
+  // ResNet-18 at batch 1: 112 or 224 rows (n·ko·y), 16 tasks of 7 or 14 rows.
   struct Case {
     Conv2dShape s;
     int rows_per_task;
   };
-  for (const Case& c : {Case{shape(3, 224, 64, 7, 2, 3), 4}, Case{shape(64, 56, 64, 3, 1, 1), 2},
-                        Case{shape(64, 56, 128, 3, 2, 1), 2}, Case{shape(64, 56, 128, 1, 2, 0), 2},
-                        Case{shape(128, 28, 256, 1, 2, 0), 2}, Case{shape(512, 7, 512, 3, 1, 1), 2}}) {
+  for (const Case& c : {Case{shape(3, 224, 64, 7, 2, 3), 14}, Case{shape(64, 56, 64, 3, 1, 1), 7},
+                        Case{shape(64, 56, 128, 3, 2, 1), 7}, Case{shape(64, 56, 128, 1, 2, 0), 7},
+                        Case{shape(128, 28, 256, 1, 2, 0), 7}, Case{shape(512, 7, 512, 3, 1, 1), 7}}) {
     SCOPED_TRACE(c.s.to_string());
     Conv2dSchedule config;
     EXPECT_EQ(conv2d_rows_per_task(c.s, config), c.rows_per_task);
@@ -201,20 +201,20 @@ TEST(OpsConv2d, ParallelTasksPerResnet18Shape) {
     auto loops = parallel_loops(c.s, config, &text);
     // The padding copy (when padded) and the output: one parallel loop each, not nested.
     ASSERT_EQ(loops.size(), c.s.pad > 0 ? 2u : 1u) << text;
-    EXPECT_EQ(loops.back().second, 56) << text;
+    EXPECT_EQ(loops.back().second, 16) << text;
     // Equal tasks: no tail guard in the output loop (the last parallel loop).
     EXPECT_EQ(text.find("if ", text.rfind("parallel:")), std::string::npos) << text;
   }
-  // The stem's 3 input planes: the padded rows it reads (3 x 229) in 63 tasks of 11 (a guarded
+  // The stem's 3 input planes: the padded rows it reads (3 x 229) in 16 tasks of 43 (a guarded
   // last one), not 3 tasks.
-  EXPECT_EQ(parallel_loops(shape(3, 224, 64, 7, 2, 3), {}).front().second, 63);
+  EXPECT_EQ(parallel_loops(shape(3, 224, 64, 7, 2, 3), {}).front().second, 16);
   EXPECT_EQ(parallel_loops(shape(64, 56, 64, 3, 1, 1), {}).front().second, 64);  // 64 planes
   // Few rows: one row per task. Rows not a multiple of a near divisor: a guarded last task.
   EXPECT_EQ(conv2d_rows_per_task(shape(8, 9, 16, 3, 1, 1), {.oc_block = 16}), 1);
   EXPECT_EQ(parallel_loops(shape(8, 9, 16, 3, 1, 1), {.oc_block = 16}).back().second, 9);
-  Conv2dShape odd = shape(16, 131, 32, 3, 1, 1);  // 131 rows (prime): 3 rows per task, 44 tasks
-  EXPECT_EQ(conv2d_rows_per_task(odd, {}), 3);
-  EXPECT_EQ(parallel_loops(odd, {}).back().second, 44);
+  Conv2dShape odd = shape(16, 131, 32, 3, 1, 1);  // 131 rows (prime): 9 rows per task, 15 tasks
+  EXPECT_EQ(conv2d_rows_per_task(odd, {}), 9);
+  EXPECT_EQ(parallel_loops(odd, {}).back().second, 15);
   // rows_per_task = 1 keeps one iteration per row (the loop is then cut into chunks per thread).
   Conv2dSchedule one;
   one.rows_per_task = 1;
@@ -239,7 +239,7 @@ TEST(OpsConv2d, RowTasksMatchTheReference) {
   check_conv2d(b, c);
   c.pack_weight_in_kernel = true;
   check_conv2d(b, c);
-  check_conv2d(shape(16, 131, 32, 3, 1, 1), {});  // automatic: 3 rows per task, 44 tasks
+  check_conv2d(shape(16, 131, 32, 3, 1, 1), {});  // automatic: 9 rows per task, 15 tasks
 }
 
 TEST(OpsConv2d, BadShapesAreValueErrors) {
