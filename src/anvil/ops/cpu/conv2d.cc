@@ -45,6 +45,8 @@ int64_t rows_per_task_of(int64_t rows, int requested) {
 
 int conv2d_rows_per_task(const Conv2dShape& shape, const Conv2dSchedule& config) {
   const int64_t rows = int64_t(shape.batch) * (shape.out_channels / std::max(1, config.oc_block)) * shape.out_height();
+  const int64_t reduction = int64_t(shape.in_channels) * shape.kernel_h * shape.kernel_w;
+  if (config.rows_per_task == 0 && reduction <= kConv2dShortReduction) return 1;
   return int(rows_per_task_of(rows, config.rows_per_task));
 }
 

@@ -85,14 +85,21 @@ int conv2d_ow_block(const Conv2dShape& shape, const Conv2dSchedule& config);
 // The rows per parallel task the schedule uses. The parallel loop runs over rows = batch ×
 // (out_channels / oc_block) × out_height in ceil(rows / rows_per_task) tasks. Automatic: the
 // smallest count that gives at most kConv2dMaxTasks tasks, raised to a divisor of rows when
-// one lies below twice that (equal tasks, no tail guard). ResNet-18 at batch 1 (112 or 224
-// rows): 7 or 14 rows per task, 16 tasks. Why 16 and not the 64 that parallel_tasks.h would
+// one lies below twice that (equal tasks, no tail guard); but 1 (one iteration per row) when the
+// reduction C·R·S is at most kConv2dShortReduction. ResNet-18 at batch 1 (112 or 224 rows): 7 or
+// 14 rows per task, 16 tasks; its 1x1 layers of 64 and 128 input channels 1 row. Why 16 and not the 64 that parallel_tasks.h would
 // still launch one task per iteration: on the 2-vCPU AVX-512 machine 56 tasks of 2 rows ran
 // 10–30 % slower on 2 threads than 2 chunks (the output lines a core wrote in the previous call
 // move to the other core when tasks land on different threads each call, and each task has a
 // fixed cost), while 8–16 tasks kept the chunked speed and still rebalance a slowed core
 // (docs/performance.md, conv2d).
 inline constexpr int kConv2dMaxTasks = 16;
+// A short reduction makes the kernel mostly output writes: tasks claimed by a different thread
+// on each call move those lines between the cores, and measured slower (2 threads, ResNet-18's
+// 1x1 layer of 64 input channels: 0.44x of oneDNN against 0.53x with one chunk per thread).
+// Such layers keep one iteration per row, which the code generators cut into one chunk per
+// thread when there are more than 64 rows.
+inline constexpr int kConv2dShortReduction = 128;
 int conv2d_rows_per_task(const Conv2dShape& shape, const Conv2dSchedule& config);
 
 }  // namespace anvil::ops

@@ -186,14 +186,16 @@ std::vector<std::pair<std::string, int64_t>> parallel_loops(const Conv2dShape& s
 }
 
 TEST(OpsConv2d, ParallelTasksPerResnet18Shape) {
-  // ResNet-18 at batch 1: 112 or 224 rows (n·ko·y), 16 tasks of 7 or 14 rows.
+  // ResNet-18 at batch 1: 112 or 224 rows (n·ko·y), 16 tasks of 7 or 14 rows; the 1x1 layers
+  // with a reduction of 64 or 128 (short) one iteration per row (112: one chunk per thread).
   struct Case {
     Conv2dShape s;
-    int rows_per_task;
+    int rows_per_task, tasks;
   };
-  for (const Case& c : {Case{shape(3, 224, 64, 7, 2, 3), 14}, Case{shape(64, 56, 64, 3, 1, 1), 7},
-                        Case{shape(64, 56, 128, 3, 2, 1), 7}, Case{shape(64, 56, 128, 1, 2, 0), 7},
-                        Case{shape(128, 28, 256, 1, 2, 0), 7}, Case{shape(512, 7, 512, 3, 1, 1), 7}}) {
+  for (const Case& c : {Case{shape(3, 224, 64, 7, 2, 3), 14, 16}, Case{shape(64, 56, 64, 3, 1, 1), 7, 16},
+                        Case{shape(64, 56, 128, 3, 2, 1), 7, 16}, Case{shape(64, 56, 128, 1, 2, 0), 1, 112},
+                        Case{shape(128, 28, 256, 1, 2, 0), 1, 112}, Case{shape(256, 14, 512, 1, 2, 0), 7, 16},
+                        Case{shape(512, 7, 512, 3, 1, 1), 7, 16}}) {
     SCOPED_TRACE(c.s.to_string());
     Conv2dSchedule config;
     EXPECT_EQ(conv2d_rows_per_task(c.s, config), c.rows_per_task);
@@ -201,7 +203,7 @@ TEST(OpsConv2d, ParallelTasksPerResnet18Shape) {
     auto loops = parallel_loops(c.s, config, &text);
     // The padding copy (when padded) and the output: one parallel loop each, not nested.
     ASSERT_EQ(loops.size(), c.s.pad > 0 ? 2u : 1u) << text;
-    EXPECT_EQ(loops.back().second, 16) << text;
+    EXPECT_EQ(loops.back().second, c.tasks) << text;
     // Equal tasks: no tail guard in the output loop (the last parallel loop).
     EXPECT_EQ(text.find("if ", text.rfind("parallel:")), std::string::npos) << text;
   }
