@@ -253,7 +253,7 @@ void print_help(const char* argv0) {
       "  --ow-block N   Anvil's output columns per register tile (default: largest divisor of the\n"
       "                 output width <= 8)\n"
       "  --rows-per-task N  output rows per task of Anvil's parallel loop (default 0: automatic,\n"
-      "                 at most 64 tasks; 1: one row per iteration, the loop cut into one chunk per thread)\n",
+      "                 at most 16 tasks; 1: one row per iteration, the loop cut into one chunk per thread)\n",
       argv0, kMinRepeatSeconds);
 }
 

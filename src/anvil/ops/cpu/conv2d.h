@@ -14,8 +14,9 @@
 // is written to the NCHW output right after its reduction. Parallel loop: the (batch × output-
 // channel block × output row) axis fused and split into tasks of rows_per_task consecutive rows
 // (conv2d_rows_per_task: at most 16 tasks, so that the code generators launch one task per
-// iteration and the thread pool balances them; each task several whole rows). The tile follows the target's vector width (conv2d_x86_config): two vectors of
-// channels per column, and as many columns as keep the accumulators within the vector register
+// iteration and the thread pool balances them; each task several whole rows; short reductions
+// one row per iteration). The tile follows the target's vector width (conv2d_x86_config): two
+// vectors of channels per column, and as many columns as keep the accumulators within the vector register
 // file (AVX-512: 32 channels = 2 zmm × <= 8 columns; AVX2: 16 = 2 ymm × <= 6; SSE: 8 = 2 xmm × <= 6).
 #pragma once
 
