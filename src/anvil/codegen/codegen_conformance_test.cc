@@ -25,6 +25,7 @@
 #include "anvil/pipeline/export_library.h"
 #include "anvil/runtime/register.h"
 #include "anvil/runtime/tensor.h"
+#include "anvil/runtime/test_util.h"
 #include "anvil/te/lower.h"
 #include "anvil/te/reduction.h"
 #include "anvil/tir/interpreter.h"
@@ -33,6 +34,8 @@
 
 namespace anvil::codegen {
 namespace {
+
+using testing::error_of;
 
 namespace fs = std::filesystem;
 using ir::buffer_load;
@@ -215,17 +218,6 @@ class Conformance : public ::testing::TestWithParam<std::string> {
     std::string path = (dir_ / ("k" + std::to_string(counter_++) + ".so")).string();
     pipeline::export_library(c, path);
     return Module::load_from_file(path);
-  }
-
-  std::string error_of(const std::function<void()>& fn, ErrorKind* kind = nullptr) {
-    try {
-      fn();
-    } catch (const Error& e) {
-      if (kind) *kind = e.kind();
-      return e.what();
-    }
-    ADD_FAILURE() << "no error";
-    return "";
   }
 
   fs::path dir_;

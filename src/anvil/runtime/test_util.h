@@ -1,12 +1,15 @@
-// Shared helpers for runtime unit tests: seeded random tensors (the seed is printed so a failure
-// can be replayed).
+// Shared helpers for unit tests: seeded random tensors (the seed is printed so a failure can be
+// replayed), and the message of the anvil::Error a call throws.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <iostream>
 #include <random>
+#include <string>
 
+#include "anvil/base/error.h"
 #include "anvil/runtime/tensor.h"
 
 namespace anvil::testing {
@@ -27,6 +30,19 @@ inline Tensor random_float_tensor(std::initializer_list<int64_t> shape) {
   auto* p = static_cast<float*>(t.data());
   for (int64_t i = 0; i < t.numel(); ++i) p[i] = dist(rng());
   return t;
+}
+
+// The message of the anvil::Error that fn throws (its kind into *kind when given); a test
+// failure and "" when it throws nothing.
+inline std::string error_of(const std::function<void()>& fn, ErrorKind* kind = nullptr) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    if (kind) *kind = e.kind();
+    return e.what();
+  }
+  ADD_FAILURE() << "no error";
+  return "";
 }
 
 }  // namespace anvil::testing

@@ -17,6 +17,7 @@
 #include "anvil/pipeline/export_library.h"
 #include "anvil/runtime/register.h"
 #include "anvil/runtime/tensor.h"
+#include "anvil/runtime/test_util.h"
 #include "anvil/tir/interpreter.h"
 #include "anvil/tir/printer.h"
 #include "anvil/tir/stmt_functor.h"
@@ -27,6 +28,7 @@ namespace anvil::tir {
 namespace {
 
 namespace fs = std::filesystem;
+using anvil::testing::error_of;
 using ir::buffer_load;
 using ir::decl_buffer;
 
@@ -67,17 +69,6 @@ PrimFunc scratch(int64_t big) {
                        seq({buffer_store(T, 2.0f, {0}),
                             assert_stmt(m < ir::int_imm(big), "scratch: m = {} is too big", fill, {m})}));
   return make_prim_func("scratch", {A, m, limit}, body);
-}
-
-std::string error_of(const std::function<void()>& fn, ErrorKind* kind = nullptr) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    if (kind) *kind = e.kind();
-    return e.what();
-  }
-  ADD_FAILURE() << "no error";
-  return "";
 }
 
 TEST(AssertStmt, FactoryChecksItsOperands) {

@@ -17,6 +17,7 @@
 #include "anvil/ir/expr_ops.h"
 #include "anvil/runtime/register.h"
 #include "anvil/runtime/tensor.h"
+#include "anvil/runtime/test_util.h"
 #include "anvil/base/error.h"
 #include "anvil/tir/stmt.h"
 
@@ -28,6 +29,7 @@ using ir::decl_buffer;
 using ir::PrimExpr;
 using ir::ramp;
 using ir::Var;
+using testing::error_of;
 
 // B[i] = A[i * 2 + 1] * 7 + 5 over int32: the index arithmetic may assume no signed overflow
 // (an overflowing index is out of bounds), the stored value must wrap like the evaluator's.
@@ -91,16 +93,6 @@ std::vector<std::string> vector_alignments(const std::string& ll, const std::str
   for (auto it = std::sregex_iterator(ll.begin(), ll.end(), re); it != std::sregex_iterator(); ++it)
     out.push_back((*it)[1]);
   return out;
-}
-
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no error";
-  return "";
 }
 
 TEST(CodeGenLLVM, VectorAccessAlignmentFollowsBufferAndIndex) {

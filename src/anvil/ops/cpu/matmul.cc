@@ -40,6 +40,14 @@ namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// Index of element `lane` of panel `panel` (panels of `width`) into a dimension of `extent`:
+// the last panel's lanes past the end repeat the last element (finite values; the products
+// they feed are never stored).
+PrimExpr panel_element(const Var& panel, int width, const Var& lane, int64_t extent) {
+  PrimExpr index = panel * width + lane;
+  return extent % width != 0 ? ir::min(index, static_cast<int>(extent - 1)) : index;
+}
+
 }  // namespace
 
 te::Tensor matmul(const te::Tensor& A, const te::Tensor& B, const std::string& name) {
@@ -112,28 +120,17 @@ MatmulX86 matmul_x86(int64_t M, int64_t N, int64_t K, const MatmulX86Params& par
   out.B = te::placeholder({ki, ni}, DataType::float32(), "B");
   const te::Tensor& A = out.A;
   const te::Tensor& B = out.B;
-  // Panel jp holds columns [jp*nr, jp*nr + nr) row after row; columns past N repeat column N-1
-  // (finite values; the products they feed are never stored).
+  // Panel jp holds columns [jp*nr, jp*nr + nr) row after row.
   out.packed_B = te::compute(
       {static_cast<int>(ceil_div(N, nr)), ki, nr},
-      [&](Var jp, Var k, Var jj) {
-        PrimExpr col = jp * nr + jj;
-        if (N % nr != 0) col = ir::min(col, ni - 1);
-        return B(k, col);
-      },
-      "B_packed");
+      [&](Var jp, Var k, Var jj) { return B(k, panel_element(jp, nr, jj, N)); }, "B_packed");
   const te::Tensor& PB = out.packed_B;
   te::IterVar k = te::reduce_axis(0, ki, "k");
   if (k_blocks) {
-    // Panel ip holds rows [ip*mr, ip*mr + mr) column after column (rows past M repeat row M-1).
+    // Panel ip holds rows [ip*mr, ip*mr + mr) column after column.
     out.packed_A = te::compute(
         {static_cast<int>(ceil_div(M, mr)), ki, mr},
-        [&](Var ip, Var kk, Var ii) {
-          PrimExpr row = ip * mr + ii;
-          if (M % mr != 0) row = ir::min(row, mi - 1);
-          return A(row, kk);
-        },
-        "A_packed");
+        [&](Var ip, Var kk, Var ii) { return A(panel_element(ip, mr, ii, M), kk); }, "A_packed");
     const te::Tensor& PA = out.packed_A;
     out.C = te::compute(
         {mi, ni},
