@@ -46,8 +46,8 @@ struct MatmulX86Params {
 // features for "llvm" and -mcpu=native), the register tile sized to fill the vector register
 // file (AVX-512: 8 x 32 = 16 zmm accumulators; AVX2: 6 x 16 = 12 ymm; otherwise 4 x 4·lanes);
 // K > 128: kc = 128, nc = N (rounded up to nr) up to 2048 columns (a 1 MiB B block), and mc
-// the smallest multiple of mr >= 16 that leaves at most 64 row blocks (each a pool task, handed
-// to whichever thread is free: see codegen/parallel_tasks.h). K <= 128: one k block, mc <= 64
+// the smallest multiple of mr >= 16 that leaves at most 64 row blocks (each a pool task, so a
+// slowed-down thread's blocks are taken over: see codegen/parallel_tasks.h). K <= 128: one k block, mc <= 64
 // with at least two row blocks per thread where M allows.
 MatmulX86Params matmul_x86_params(int64_t M, int64_t N, int64_t K, const Target& target);
 

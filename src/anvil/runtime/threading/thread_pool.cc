@@ -158,9 +158,12 @@ struct ThreadPool::Job {
   void* closure = nullptr;
   int32_t num_task = 0;
   int32_t stride = 1;  // threads that run tasks
-  // num_task > stride: after its first task (its thread index), a thread claims the next one
-  // here, so a thread slowed down (a busy sibling core, a page fault) takes fewer tasks.
-  std::atomic<int32_t>* next_task = nullptr;
+  // num_task > stride: the tasks are cut into one contiguous share per thread (the slots'
+  // `next`/`end`); a thread runs its own share in order, then claims what is left of the
+  // others', so a thread slowed down (a busy sibling core, a page fault) takes fewer tasks while
+  // in the common case every thread gets the same tasks as in the previous call (and finds their
+  // data still in its cache). Null: task t runs on thread t % stride.
+  WorkerSlot* shares = nullptr;
   BarrierState* barrier = nullptr;
   uint32_t finished_target = 0;  // Shared::finished once every worker of the launch is done
 };
@@ -174,6 +177,11 @@ struct alignas(kCacheLine) ThreadPool::WorkerSlot {
   std::atomic<uint32_t> sleepers{0};      // 1 while the worker sleeps on `start`
   Job job;                                // written by the caller before it bumps `start`
   alignas(kCacheLine) TaskResult result;  // read by the caller after `finished`
+  // This thread's share of a launch with more tasks than threads (Job::shares): tasks [next,
+  // end) are unclaimed. Written by the caller before the launch is published; claimed from the
+  // front by the owner, and by any thread that has run out of its own share.
+  alignas(kCacheLine) std::atomic<int32_t> next{0};
+  int32_t end = 0;
 };
 
 // A counter barrier whose sense is a phase number: a task remembers the phase it arrived in and
@@ -211,8 +219,6 @@ struct ThreadPool::Shared {
   // write it (and pull the line back) to arm a launch.
   alignas(kCacheLine) std::atomic<uint32_t> finished{0};
   std::atomic<uint32_t> caller_sleepers{0};
-  // The next unclaimed task of a launch with more tasks than threads (Job::next_task).
-  alignas(kCacheLine) std::atomic<int32_t> next_task{0};
 };
 
 ThreadPool& ThreadPool::global() {
@@ -328,38 +334,47 @@ void ThreadPool::worker_main(int index) {
   }
 }
 
-void ThreadPool::run_tasks(const Job& job, int32_t first_task, TaskResult& result) {
+void ThreadPool::run_tasks(const Job& job, int32_t thread_index, TaskResult& result) {
   if (result.failed_task >= 0) result = TaskResult{};  // write only after a failure
   bool was_in_task = std::exchange(tls_in_task, true);
-  auto next = [&job](int32_t task) {
-    return job.next_task ? job.next_task->fetch_add(1, std::memory_order_relaxed) : task + job.stride;
-  };
-  for (int32_t task = first_task; task < job.num_task; task = next(task)) {
-    AnvilParallelEnv env{job.barrier, job.num_task};  // fresh per task: a task may scribble on it
-    int32_t status = 0;
-    std::string what;
-    try {
-      status = job.lambda(task, &env, job.closure);
-    } catch (const std::exception& e) {
-      status = -1;
-      what = *e.what() != '\0' ? e.what() : "exception with an empty message";
-    } catch (...) {
-      status = -1;
-      what = "unknown exception";
+  if (job.shares == nullptr) {
+    for (int32_t task = thread_index; task < job.num_task; task += job.stride)
+      run_task(job, task, thread_index, result);
+  } else {
+    // Its own share first, then the others', starting with the next thread's.
+    for (int32_t k = 0; k < job.stride; ++k) {
+      WorkerSlot& share = job.shares[(thread_index + k) % job.stride];
+      for (int32_t task; (task = share.next.fetch_add(1, std::memory_order_relaxed)) < share.end;)
+        run_task(job, task, thread_index, result);
     }
-    if (status == 0) continue;
-    if (result.failed_task < 0) {
-      result.failed_task = task;
-      result.status = status;
-      result.exception = std::move(what);
-      // On a worker the task's message sits in this thread's error slot; take it along. On the
-      // caller's thread (first_task 0) it is already where the caller will look.
-      if (first_task != 0 && result.exception.empty())
-        result.error_message = anvil::take_kernel_error(&result.error_kind);
-    }
-    if (job.barrier->supported) job.barrier->break_all();
   }
   tls_in_task = was_in_task;
+}
+
+void ThreadPool::run_task(const Job& job, int32_t task, int32_t thread_index, TaskResult& result) {
+  AnvilParallelEnv env{job.barrier, job.num_task};  // fresh per task: a task may scribble on it
+  int32_t status = 0;
+  std::string what;
+  try {
+    status = job.lambda(task, &env, job.closure);
+  } catch (const std::exception& e) {
+    status = -1;
+    what = *e.what() != '\0' ? e.what() : "exception with an empty message";
+  } catch (...) {
+    status = -1;
+    what = "unknown exception";
+  }
+  if (status == 0) return;
+  if (result.failed_task < 0) {
+    result.failed_task = task;
+    result.status = status;
+    result.exception = std::move(what);
+    // On a worker the task's message sits in this thread's error slot; take it along. On the
+    // caller's thread (index 0) it is already where the caller will look.
+    if (thread_index != 0 && result.exception.empty())
+      result.error_message = anvil::take_kernel_error(&result.error_kind);
+  }
+  if (job.barrier->supported) job.barrier->break_all();
 }
 
 void ThreadPool::report_failure(const TaskResult& result, int thread_index, int32_t num_task) {
@@ -404,9 +419,14 @@ int32_t ThreadPool::launch(AnvilParallelLambda lambda, void* closure, int32_t nu
   Shared& shared = *shared_;
   uint32_t target = shared.finished.load(std::memory_order_relaxed) + (active - 1);
   Job job{lambda, closure, num_task, active, nullptr, &shared.barrier, target};
-  if (num_task > active) {
-    shared.next_task.store(active, std::memory_order_relaxed);  // published with the job below
-    job.next_task = &shared.next_task;
+  if (num_task > active) {  // shares of q or q + 1 tasks; published with the job below
+    int32_t q = num_task / active, r = num_task % active;
+    for (int32_t i = 0; i < active; ++i) {
+      int32_t begin = i * q + std::min(i, r);
+      slots_[i].next.store(begin, std::memory_order_relaxed);
+      slots_[i].end = begin + q + (i < r ? 1 : 0);
+    }
+    job.shares = slots_.get();
   }
   shared.barrier.arm(num_task, num_task <= threads);
   for (int32_t i = 1; i < active; ++i) {  // the seq_cst bump publishes everything above

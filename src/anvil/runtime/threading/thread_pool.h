@@ -1,8 +1,8 @@
 // The CPU thread pool behind AnvilParallelLaunch / AnvilParallelBarrier: generated kernels split
 // a parallel loop into tasks and hand them to this pool. The point is a low cost per launch, so
-// there is no queue: each thread starts with the task of its own index, tasks beyond the thread
-// count are claimed from one atomic counter, idle workers spin briefly before sleeping, and the
-// caller runs task 0 itself.
+// there is no queue: each thread has a contiguous share of the tasks and claims them from an
+// atomic counter of its own (a thread that runs out claims from the others'), idle workers spin
+// briefly before sleeping, and the caller runs the first share itself.
 #pragma once
 
 #include <atomic>
@@ -21,9 +21,11 @@ namespace anvil::runtime {
 //
 // Launch contract:
 //  - num_task == 0 means num_threads(). Every task id in [0, num_task) runs exactly once.
-//  - Task t < num_threads() runs on pool thread t; pool thread 0 is the caller. With more tasks
-//    than threads, a thread that finished a task claims the lowest unclaimed one (an atomic
-//    counter), so threads slowed down by something else on the machine take fewer tasks.
+//  - With num_task <= num_threads(), task t runs on pool thread t; pool thread 0 is the caller.
+//    With more tasks than threads, the tasks are cut into contiguous shares, one per thread (the
+//    caller's first); a thread runs its share in order, then claims what is left of the
+//    others'. So a thread slowed down by something else on the machine takes fewer tasks, and
+//    otherwise each thread gets the same tasks from call to call (their data stays in its cache).
 //  - launch returns after every task finished: 0 if all returned 0, otherwise -1 with a message
 //    recorded through AnvilErrorSet (a task that failed on the calling thread keeps its own).
 //    An exception thrown by a task counts as a failure; it never leaves launch.
@@ -82,7 +84,8 @@ class ThreadPool {
   struct Job;
   struct Shared;
 
-  static void run_tasks(const Job& job, int32_t first_task, TaskResult& result);
+  static void run_tasks(const Job& job, int32_t thread_index, TaskResult& result);
+  static void run_task(const Job& job, int32_t task, int32_t thread_index, TaskResult& result);
   static int32_t launch_serial(AnvilParallelLambda lambda, void* closure, int32_t num_task);
   static void report_failure(const TaskResult& result, int thread_index, int32_t num_task);
   static void shutdown_global();
