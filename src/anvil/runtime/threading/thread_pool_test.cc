@@ -102,7 +102,9 @@ TEST(ThreadPool, MoreTasksThanThreadsRunAsSharesAndAHeldUpThreadsShareIsTakenOve
   EXPECT_LT(after_hold, 8);
   // A thread runs the tasks it claims from one share in increasing order.
   for (int32_t t = 1; t < kTasks; ++t) {
-    if (ran_on[t] == ran_on[t - 1] && t % 16 != 0) EXPECT_GT(order[t], order[t - 1]) << "task " << t;
+    if (ran_on[t] == ran_on[t - 1] && t % 16 != 0) {
+      EXPECT_GT(order[t], order[t - 1]) << "task " << t;
+    }
   }
 }
 
