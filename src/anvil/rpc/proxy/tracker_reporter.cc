@@ -17,7 +17,7 @@ std::string i32_bytes(int32_t v) { return std::string(reinterpret_cast<const cha
 }  // namespace
 
 TrackerReporter::TrackerReporter(asio::io_context& io, const std::string& tracker)
-    : io_(io), socket_(io), resolver_(io), timer_(io) {
+    : socket_(io), resolver_(io), timer_(io) {
   size_t colon = tracker.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == tracker.size()) {
     value_error("--tracker '", tracker, "' is not host:port");

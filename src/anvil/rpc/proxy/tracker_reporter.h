@@ -42,7 +42,6 @@ class TrackerReporter {
   void pump();
   void arm(std::chrono::seconds timeout);
 
-  asio::io_context& io_;
   std::string host_;
   std::string port_;
   std::string address_;
