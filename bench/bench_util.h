@@ -2,6 +2,7 @@
 // line, and strict parsing of positive integer flags.
 #pragma once
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -64,6 +65,17 @@ inline void parse_int_flags(int argc, char** argv, const std::vector<std::pair<c
       std::exit(2);
     }
   }
+}
+
+// The 1-minute load average (NaN when unreadable): other work on the machine skews every
+// figure, 2-thread ones most, so benches print it.
+inline double load_average() {
+  double load = NAN;
+  if (FILE* f = std::fopen("/proc/loadavg", "r")) {
+    if (std::fscanf(f, "%lf", &load) != 1) load = NAN;
+    std::fclose(f);
+  }
+  return load;
 }
 
 }  // namespace anvil::bench

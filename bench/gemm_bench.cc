@@ -276,16 +276,6 @@ std::string json_number(double v) {
   return buf;
 }
 
-// The 1-minute load average: other work on the machine skews every figure (2 threads most).
-double load_average() {
-  double load = NAN;
-  if (FILE* f = std::fopen("/proc/loadavg", "r")) {
-    if (std::fscanf(f, "%lf", &load) != 1) load = NAN;
-    std::fclose(f);
-  }
-  return load;
-}
-
 // Re-executes this binary without kOpenBlasEnv (OpenBLAS reads them when it is loaded, before
 // main), with `--clean-env` so the child knows. Returns the child's exit status.
 int rerun_without_openblas_env(int argc, char** argv) {
@@ -377,7 +367,7 @@ int main(int argc, char** argv) {
   }
   std::fflush(stdout);
 
-  double load_before = load_average();
+  double load_before = anvil::bench::load_average();
   bool failed = false;
   std::map<int, std::vector<double>> peak_runs;
   // runs[impl][{size, threads}] = GFLOP/s, one per round
@@ -468,7 +458,7 @@ int main(int argc, char** argv) {
       rows_json += (rows_json.empty() ? "" : ", ") + row;
     }
   }
-  double load_after = load_average();
+  double load_after = anvil::bench::load_average();
   std::printf("\n%%pk = share of the FMA peak (median of the measurements before and after the cells of a thread\n"
               "count); anvil/best = median over rounds of anvil / the faster library of the same round.\n");
   std::printf("load average (1 min) before / after: %.2f / %.2f%s\n", load_before, load_after,

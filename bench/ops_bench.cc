@@ -96,15 +96,6 @@ double time_per_call(const std::function<void()>& fn, int repeats) {
   return median(runs);
 }
 
-double load_average() {
-  double load = NAN;
-  if (FILE* f = std::fopen("/proc/loadavg", "r")) {
-    if (std::fscanf(f, "%lf", &load) != 1) load = NAN;
-    std::fclose(f);
-  }
-  return load;
-}
-
 void dnnl_check(dnnl_status_t status, const char* what) {
   if (status != dnnl_success) {
     std::fprintf(stderr, "oneDNN: %s failed with status %d\n", what, static_cast<int>(status));
@@ -284,7 +275,7 @@ int main(int argc, char** argv) {
               "  excluded; Anvil: weights prepacked [K/32,C,R,S,32], NCHW data and output, padding inside).\n"
               "incl. reorders: NCHW/OIHW in, NCHW out (oneDNN: + src/weight/dst reorders it needs;\n"
               "  Anvil: + weight packing inside the kernel).\n");
-  double load_before = load_average();
+  double load_before = anvil::bench::load_average();
 
   dnnl_engine_t engine;
   dnnl_stream_t stream;
@@ -353,7 +344,7 @@ int main(int argc, char** argv) {
       row.onednn_incl = flops / time_per_call([&] { d.run_with_reorders(); }, repeats);
     }
   }
-  double load_after = load_average();
+  double load_after = anvil::bench::load_average();
 
   std::printf("%-14s %-28s %6s %3s | %9s %9s %6s | %9s %9s %6s\n", "layer", "shape (C x H x W -> K)", "GFLOP", "thr",
               "anvil", "onednn", "ratio", "anvil", "onednn", "ratio");

@@ -54,13 +54,9 @@ constexpr uint32_t kSeed = 20261130;
 float* f32(Tensor& t) { return static_cast<float*>(t.data()); }
 int32_t* i32(Tensor& t) { return static_cast<int32_t*>(t.data()); }
 
-Tensor random_f32(std::vector<int64_t> shape, std::mt19937& rng, float lo = -2, float hi = 2) {
-  Tensor t = Tensor::empty(std::span<const int64_t>(shape), DataType::float32());
-  std::uniform_real_distribution<float> dist(lo, hi);
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  for (int64_t i = 0; i < n; ++i) f32(t)[i] = dist(rng);
-  return t;
+// Values in [-2, 2) unless told otherwise.
+Tensor random_f32(const std::vector<int64_t>& shape, std::mt19937& rng, float lo = -2, float hi = 2) {
+  return testing::random_f32(shape, rng, lo, hi);
 }
 
 Tensor zeros_f32(std::vector<int64_t> shape) {

@@ -21,6 +21,7 @@
 #include "anvil/pipeline/export_library.h"
 #include "anvil/runtime/register.h"
 #include "anvil/runtime/tensor.h"
+#include "anvil/runtime/test_util.h"
 #include "anvil/te/schedule.h"
 #include "anvil/te/te_test_kernels.h"
 
@@ -34,14 +35,7 @@ constexpr double kRtol = 1e-4, kAtol = 1e-5;
 
 float* f32(Tensor& t) { return static_cast<float*>(t.data()); }
 
-Tensor random_f32(std::vector<int64_t> shape, std::mt19937& rng) {
-  Tensor t = Tensor::empty(std::span<const int64_t>(shape), DataType::float32());
-  std::uniform_real_distribution<float> dist(-1, 1);
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  for (int64_t i = 0; i < n; ++i) f32(t)[i] = dist(rng);
-  return t;
-}
+using testing::random_f32;
 
 // Filled with NaN so that an element the kernel fails to write cannot pass.
 Tensor nan_f32(std::vector<int64_t> shape) {

@@ -7,7 +7,9 @@
 #include <functional>
 #include <iostream>
 #include <random>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "anvil/base/error.h"
 #include "anvil/runtime/tensor.h"
@@ -29,6 +31,15 @@ inline Tensor random_float_tensor(std::initializer_list<int64_t> shape) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   auto* p = static_cast<float*>(t.data());
   for (int64_t i = 0; i < t.numel(); ++i) p[i] = dist(rng());
+  return t;
+}
+
+// A CPU float32 tensor of uniform values in [lo, hi) drawn from rng.
+inline Tensor random_f32(const std::vector<int64_t>& shape, std::mt19937& rng, float lo = -1.0f, float hi = 1.0f) {
+  Tensor t = Tensor::empty(std::span<const int64_t>(shape), DataType::float32());
+  std::uniform_real_distribution<float> dist(lo, hi);
+  auto* p = static_cast<float*>(t.data());
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = dist(rng);
   return t;
 }
 
