@@ -14,6 +14,7 @@ namespace {
 using ir::buffer_load;
 using ir::decl_buffer;
 using ir::floordiv;
+using testing::verified;
 
 // B[i] = A[i] * 2 over n elements, split by `factor` without dividing n.
 PrimFunc split_tail(int factor) {
@@ -30,7 +31,7 @@ PrimFunc split_tail(int factor) {
 
 TEST(LoopPartition, PeelsTheTailOfANonDividingSplit) {
   PrimFunc f = split_tail(4);
-  PrimFunc g = loop_partition(f);
+  PrimFunc g = verified(loop_partition(verified(f)));
   EXPECT_EQ(to_string(g),
             "func split_tail(A: Buffer(float32, [n]), B: Buffer(float32, [n])):\n"
             "  for io in range(0, n // 4):\n"
@@ -50,7 +51,7 @@ TEST(LoopPartition, LowerBoundConditionKeepsThePrefix) {
   Stmt body = make_for(i, 0, 32, if_then_else(i >= s, buffer_store(A, 5, {i})));
   PrimFunc f = make_prim_func("from_s", {A}, body);
   f = make_prim_func("from_s", {A}, make_for(s, 0, 40, body));
-  PrimFunc g = loop_partition(f);
+  PrimFunc g = verified(loop_partition(verified(f)));
   EXPECT_EQ(to_string(g),
             "func from_s(A: Buffer(float32, [32])):\n"
             "  for s in range(0, 1):\n"
@@ -69,11 +70,11 @@ TEST(LoopPartition, NonLinearOrDataDependentConditionIsLeftAlone) {
   Var i("i");
   PrimFunc f = make_prim_func("mod", {A}, make_for(i, 0, 32, if_then_else(ir::eq(ir::floormod(i, 2), 0),
                                                                           buffer_store(A, 5, {i}))));
-  EXPECT_TRUE(loop_partition(f).same_as(f));
+  EXPECT_TRUE(verified(loop_partition(verified(f))).same_as(f));
   // The bound is loaded from memory the loop writes: not invariant.
   PrimFunc g = make_prim_func("load", {A, I}, make_for(i, 0, 32, if_then_else(i < buffer_load(I, {0}),
                                                                              buffer_store(I, i, {0}))));
-  EXPECT_TRUE(loop_partition(g).same_as(g));
+  EXPECT_TRUE(verified(loop_partition(verified(g))).same_as(g));
 }
 
 }  // namespace

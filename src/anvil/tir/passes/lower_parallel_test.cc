@@ -7,6 +7,7 @@
 #include "anvil/ir/expr_ops.h"
 #include "anvil/runtime/tensor.h"
 #include "anvil/tir/interpreter.h"
+#include "anvil/tir/passes/pass_testing.h"
 #include "anvil/tir/printer.h"
 
 namespace anvil::tir {
@@ -15,12 +16,13 @@ namespace {
 using ir::buffer_load;
 using passes::lower_parallel;
 using ir::decl_buffer;
+using passes::testing::verified;
 
 TEST(LowerParallel, NestedParallelLoopBecomesSerial) {
   Var i("i"), j("j");
   Buffer A = decl_buffer({4, 4}, DataType::float32(), "A");
   Stmt s = make_for(i, 0, 4, make_for(j, 0, 4, buffer_store(A, 1.0, {i, j}), ForKind::kParallel), ForKind::kParallel);
-  EXPECT_EQ(to_string(lower_parallel(s)),
+  EXPECT_EQ(to_string(verified(lower_parallel(verified(s, {A})), {A})),
             "for i in range(0, 4) parallel:\n"
             "  for j in range(0, 4):\n"
             "    A[i, j] = 1.0f\n");
@@ -30,7 +32,7 @@ TEST(LowerParallel, NonZeroMinIsRebased) {
   Var n = ir::size_var("n"), i("i");
   Buffer A = decl_buffer({n}, DataType::float32(), "A");
   PrimFunc f = make_prim_func("f", {A}, make_for(i, 2, n - 2, buffer_store(A, ir::cast(DataType::float32(), i), {i}), ForKind::kParallel));
-  PrimFunc g = lower_parallel(f);
+  PrimFunc g = verified(lower_parallel(verified(f)));
   EXPECT_EQ(to_string(g->body()),
             "for i in range(0, n - 2) parallel:\n"
             "  A[i + 2] = float32(i + 2)\n");
@@ -45,7 +47,7 @@ TEST(LowerParallel, SerialCodeIsUnchanged) {
   Var i("i");
   Buffer A = decl_buffer({4}, DataType::float32(), "A");
   Stmt s = make_for(i, 0, 4, buffer_store(A, 1.0, {i}));
-  EXPECT_TRUE(lower_parallel(s).same_as(s));
+  EXPECT_TRUE(verified(lower_parallel(verified(s, {A})), {A}).same_as(s));
 }
 
 }  // namespace

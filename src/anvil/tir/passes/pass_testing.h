@@ -1,5 +1,8 @@
-// Test helper for the pass tests (not part of the library): runs a PrimFunc before and after a
-// pass through the reference interpreter on the same random inputs and compares every buffer.
+// Test helpers for the pass tests (not part of the library). Every pass test checks that what
+// it gives a pass and what the pass returns are well formed (tir/verify.h): wrap both in
+// verified(), e.g. `PrimFunc g = verified(simplify(verified(f)));`. expect_same_results runs a
+// PrimFunc before and after a pass through the reference interpreter on the same random inputs,
+// compares every buffer, and verifies both functions too.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -7,17 +10,38 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "anvil/runtime/tensor.h"
 #include "anvil/tir/interpreter.h"
 #include "anvil/tir/printer.h"
+#include "anvil/tir/verify.h"
 
 namespace anvil::tir::passes::testing {
+
+// Fails the test (non-fatally) with the verifier's findings and the printed function unless `f`
+// is well formed; returns `f`.
+inline const PrimFunc& verified(const PrimFunc& f) {
+  std::vector<std::string> errors = well_formed_errors(f);
+  std::string lines;
+  for (const std::string& e : errors) lines += "  " + e + "\n";
+  EXPECT_TRUE(errors.empty()) << "not well formed:\n" << lines << to_string(f);
+  return f;
+}
+
+// The same for a statement (a pass's Stmt overload): checked as the body of a function taking
+// `params`, the buffers it uses without defining them.
+inline const Stmt& verified(const Stmt& s, const std::vector<FuncParam>& params) {
+  verified(make_prim_func("stmt", params, s));
+  return s;
+}
 
 // Every param of before/after is a float32 buffer; shapes[k] is the shape of param k.
 inline void expect_same_results(const PrimFunc& before, const PrimFunc& after,
                                 const std::vector<std::vector<int64_t>>& shapes, uint32_t seed) {
+  verified(before);
+  verified(after);
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-4, 4);
   std::vector<Tensor> a, b;

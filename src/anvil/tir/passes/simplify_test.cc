@@ -14,6 +14,7 @@ using ir::buffer_load;
 using ir::decl_buffer;
 using ir::floordiv;
 using ir::floormod;
+using testing::verified;
 
 PrimFunc example() {
   Var n = ir::size_var("n");
@@ -33,7 +34,7 @@ PrimFunc example() {
 
 TEST(SimplifyPass, FoldsIndicesDropsDecidedIfsAndTrivialLoops) {
   PrimFunc f = example();
-  PrimFunc g = simplify(f);
+  PrimFunc g = verified(simplify(verified(f)));
   EXPECT_EQ(to_string(g),
             "func example(A: Buffer(float32, [n]), B: Buffer(float32, [n])):\n"
             "  for i in range(0, n):\n"
@@ -49,7 +50,7 @@ TEST(SimplifyPass, UsesIfConditionsInBranches) {
   Stmt body = make_for(i, 0, 16, if_then_else(i < 8, if_then_else(i < 10, buffer_store(A, 1, {i})),
                                               if_then_else(i >= 8, buffer_store(A, 2, {i}))));
   PrimFunc f = make_prim_func("branches", {A}, body);
-  PrimFunc g = simplify(f);
+  PrimFunc g = verified(simplify(verified(f)));
   EXPECT_EQ(to_string(g),
             "func branches(A: Buffer(float32, [16])):\n"
             "  for i in range(0, 16):\n"
@@ -64,7 +65,7 @@ TEST(SimplifyPass, UnchangedFunctionIsReturnedAsIs) {
   Buffer A = decl_buffer({16}, DataType::float32(), "A");
   Var i("i");
   PrimFunc f = make_prim_func("same", {A}, make_for(i, 0, 16, buffer_store(A, 1, {i})));
-  EXPECT_TRUE(simplify(f).same_as(f));
+  EXPECT_TRUE(verified(simplify(verified(f))).same_as(f));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "anvil/ir/expr_ops.h"
 #include "anvil/runtime/tensor.h"
 #include "anvil/tir/interpreter.h"
+#include "anvil/tir/passes/pass_testing.h"
 #include "anvil/tir/printer.h"
 
 namespace anvil::tir {
@@ -18,12 +19,13 @@ namespace {
 using ir::buffer_load;
 using passes::storage_flatten;
 using ir::decl_buffer;
+using passes::testing::verified;
 
 TEST(StorageFlatten, CompactTwoDimensionalAccessesBecomeRowMajorIndices) {
   Var n = ir::size_var("n"), m = ir::size_var("m"), i("i"), j("j");
   Buffer A = decl_buffer({n, m}, DataType::float32(), "A"), B = decl_buffer({n, m}, DataType::float32(), "B");
   PrimFunc f = make_prim_func("f", {A, B}, make_for(i, 0, n, make_for(j, 0, m, buffer_store(B, buffer_load(A, {i, j}) + 1.0, {i, j}))));
-  EXPECT_EQ(to_string(storage_flatten(f)->body()),
+  EXPECT_EQ(to_string(verified(storage_flatten(verified(f)))->body()),
             "for i in range(0, n):\n"
             "  for j in range(0, m):\n"
             "    B[i * m + j] = A[i * m + j] + 1.0f\n");
@@ -35,7 +37,7 @@ TEST(StorageFlatten, VectorInnerAccessIsOneRampAndAllocationIsFlat) {
   Buffer O = decl_buffer({4, 8}, DataType::float32(), "O");
   Stmt body = allocate(T->data(), DataType::float32(), {4, 8}, "local",
                        make_for(i, 0, 4, buffer_store(O, buffer_load(T, {i, ir::ramp(0, 1, 8)}), {i, ir::ramp(0, 1, 8)})));
-  EXPECT_EQ(to_string(storage_flatten(body)),
+  EXPECT_EQ(to_string(verified(storage_flatten(verified(body, {O})), {O})),
             "T_data = allocate(float32, [4 * 8], \"local\")\n"
             "for i in range(0, 4):\n"
             "  O[ramp(i * 8, 1, 8)] = T[ramp(i * 8, 1, 8)]\n");
@@ -46,14 +48,14 @@ TEST(StorageFlatten, StridesAndOffsetAreUsed) {
   Buffer A = Buffer::make(Var("A_data", ir::handle_type()), DataType::float32(), {3, 2}, {s, 1}, off, "A", 64, "global");
   Buffer B = decl_buffer({3}, DataType::float32(), "B");
   PrimFunc f = make_prim_func("f", {A, B}, make_for(i, 0, 3, buffer_store(B, buffer_load(A, {i, 1}), {i})));
-  EXPECT_EQ(to_string(storage_flatten(f)->body()), "for i in range(0, 3):\n  B[i] = A[off + i * s + 1]\n");
+  EXPECT_EQ(to_string(verified(storage_flatten(verified(f)))->body()), "for i in range(0, 3):\n  B[i] = A[off + i * s + 1]\n");
 }
 
 TEST(StorageFlatten, IsIdempotentAndKeepsFlatAccesses) {
   Var n = ir::size_var("n"), i("i");
   Buffer A = decl_buffer({n}, DataType::float32(), "A");
   Stmt s = make_for(i, 0, n, buffer_store(A, buffer_load(A, {i}) * 2.0, {i}));
-  EXPECT_TRUE(storage_flatten(s).same_as(s));
+  EXPECT_TRUE(verified(storage_flatten(verified(s, {A})), {A}).same_as(s));
 }
 
 TEST(StorageFlatten, FlattenedFunctionComputesTheSameInTheInterpreter) {
@@ -61,7 +63,7 @@ TEST(StorageFlatten, FlattenedFunctionComputesTheSameInTheInterpreter) {
   Buffer A = decl_buffer({n, m}, DataType::float32(), "A"), B = decl_buffer({m, n}, DataType::float32(), "B");
   PrimFunc f = make_prim_func("transpose", {A, B},
                               make_for(i, 0, n, make_for(j, 0, m, buffer_store(B, buffer_load(A, {i, j}) * 3.0, {j, i}))));
-  PrimFunc g = storage_flatten(f);
+  PrimFunc g = verified(storage_flatten(verified(f)));
   const uint32_t seed = 7;
   std::printf("seed %u\n", seed);
   std::mt19937 rng(seed);

@@ -16,6 +16,7 @@ namespace {
 using ir::buffer_load;
 using ir::decl_buffer;
 using ir::floordiv;
+using testing::verified;
 
 PrimFunc saxpy(int lanes, int blocks) {
   Buffer A = decl_buffer({lanes * blocks}, DataType::float32(), "A");
@@ -34,7 +35,7 @@ PrimFunc saxpy(int lanes, int blocks) {
 
 TEST(Vectorize, RampsBroadcastsAndVectorLoadsStores) {
   PrimFunc f = saxpy(4, 3);
-  PrimFunc g = vectorize(f);
+  PrimFunc g = verified(vectorize(verified(f)));
   EXPECT_EQ(to_string(g),
             "func saxpy(A: Buffer(float32, [12]), B: Buffer(float32, [12])):\n"
             "  for io in range(0, 3):\n"
@@ -45,7 +46,7 @@ TEST(Vectorize, RampsBroadcastsAndVectorLoadsStores) {
 
 TEST(Vectorize, NonPowerOfTwoLanes) {
   PrimFunc f = saxpy(3, 5);
-  PrimFunc g = vectorize(f);
+  PrimFunc g = verified(vectorize(verified(f)));
   EXPECT_NE(to_string(g).find("ramp(io * 3, 1, 3)"), std::string::npos) << to_string(g);
   testing::expect_same_results(f, g, {{15}, {15}}, 62);
 }
@@ -61,7 +62,7 @@ TEST(Vectorize, FallsBackToSerialWhenTheBodyCannotBeVectorized) {
       make_for(i, 0, 16, buffer_store(S, buffer_load(S, {0}) + buffer_load(A, {i}), {0}), ForKind::kVectorized),
   });
   PrimFunc f = make_prim_func("fallback", {A, S}, body);
-  PrimFunc g = vectorize(f);
+  PrimFunc g = verified(vectorize(verified(f)));
   EXPECT_EQ(to_string(g).find("vectorized"), std::string::npos) << to_string(g);
   EXPECT_EQ(to_string(g).find("ramp"), std::string::npos) << to_string(g);
   testing::expect_same_results(f, g, {{16}, {1}}, 63);
@@ -77,7 +78,7 @@ TEST(Vectorize, PartitionedSplitVectorizesTheMainLoop) {
                        make_for(ii, 0, 8, if_then_else(idx < n, buffer_store(B, buffer_load(A, {idx}) + 1.0, {idx})),
                                 ForKind::kVectorized));
   PrimFunc f = make_prim_func("add_one", {A, B}, body);
-  PrimFunc g = vectorize(simplify(loop_partition(simplify(f))));
+  PrimFunc g = verified(vectorize(verified(simplify(verified(loop_partition(verified(simplify(verified(f)))))))));
   EXPECT_EQ(to_string(g),
             "func add_one(A: Buffer(float32, [n]), B: Buffer(float32, [n])):\n"
             "  for io in range(0, n // 8):\n"
@@ -124,11 +125,11 @@ TEST(PassPipeline, RandomSplitsMatchTheInterpreter) {
                          make_for(jo, 0, floordiv(m + (factor - 1), factor),
                                   make_for(ji, 0, factor, if_then_else(j < m, buffer_store(B, value, {i, j})), inner)));
     PrimFunc f = make_prim_func("kernel", {A, B}, body);
-    PrimFunc g = simplify(f);
-    g = simplify(loop_partition(g));
-    g = vectorize(g);
-    g = unroll(g, UnrollOptions{8});
-    g = remove_no_op(simplify(g));
+    PrimFunc g = verified(simplify(verified(f)));
+    g = verified(simplify(verified(loop_partition(g))));
+    g = verified(vectorize(g));
+    g = verified(unroll(g, UnrollOptions{8}));
+    g = verified(remove_no_op(verified(simplify(g))));
     vectorized += to_string(g).find("ramp") != std::string::npos;
     if (std::getenv("ANVIL_PRINT_PIPELINE")) std::printf("%s", to_string(g).c_str());
     for (int k = 0; k < 3; ++k) {
