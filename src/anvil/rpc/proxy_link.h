@@ -15,7 +15,7 @@ namespace anvil::rpc {
 struct ProxyDial {
   enum Status {
     kPaired,     // channel + client_key are set
-    kDuplicate,  // another server already waits at the proxy under this key: fatal for TVM too
+    kDuplicate,  // another server already waits at the proxy under this key (TVM exits; we retry)
     kMismatch,   // the proxy gave up waiting for a client (its timeout), or refused the key
     kStopped,    // *stop became true while waiting
     kFailed,     // connection or protocol failure: retry later

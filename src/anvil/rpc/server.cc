@@ -115,6 +115,13 @@ void sleep_unless_stopped(std::chrono::milliseconds total) {
   }
 }
 
+// How long to wait before dialling a proxy again after `refusals` refusals in a row: 1, 2, 4 ...
+// seconds, at most kMaxProxyBackoff.
+constexpr std::chrono::seconds kMaxProxyBackoff{60};
+std::chrono::seconds proxy_backoff(int refusals) {
+  return refusals >= 6 ? kMaxProxyBackoff : std::min(kMaxProxyBackoff, std::chrono::seconds(int64_t{1} << refusals));
+}
+
 }  // namespace
 
 bool is_loopback_host(const std::string& host) {
@@ -178,6 +185,7 @@ void Server::run_listening() {
 void Server::run_through_proxy() {
   std::string where = str_cat(options_.host, ":", options_.port);
   log_info("RPCServer: serving through proxy ", where, " as key '", options_.key, "'");
+  int refusals = 0;  // DUPLICATE or immediate MISMATCH answers in a row
   while (!g_stop.load() && (options_.max_sessions == 0 || sessions_ < options_.max_sessions)) {
     std::string nonce = options_.auth_token.empty() ? "" : random_bytes(kAuthNonceBytes);
     std::string key = "server:" + options_.key + (nonce.empty() ? "" : auth_nonce_option(nonce));
@@ -186,17 +194,29 @@ void Server::run_through_proxy() {
     ProxyDial d = dial_proxy(options_.host, options_.port, key, options_.limits, g_stop);
     switch (d.status) {
       case ProxyDial::kPaired: {
+        refusals = 0;
         std::string peer = str_cat("proxy ", where);
         serve_client(std::move(d.channel), d.client_key, peer, nonce);
         break;
       }
-      case ProxyDial::kDuplicate:
-        runtime_error(d.reason);
+      case ProxyDial::kDuplicate: {
+        // Another server waits under our key: a second device with the same key, or a peer
+        // holding the key on purpose. Never fatal (that would let anyone who reaches the proxy
+        // take this device offline for good): back off and dial again.
+        auto delay = proxy_backoff(refusals++);
+        log_warning(d.reason, "; still serving: dialling again in ", delay.count(), " s");
+        sleep_unless_stopped(delay);
+        break;
+      }
       case ProxyDial::kMismatch:
-        log_info(d.reason, "; connecting again");
-        // A proxy that refuses at once must not make us spin.
+        // A proxy that refuses at once must not make us spin; one whose wait expired is normal.
         if (std::chrono::steady_clock::now() - dialed < std::chrono::seconds(1)) {
-          sleep_unless_stopped(std::chrono::seconds(1));
+          auto delay = proxy_backoff(refusals++);
+          log_info(d.reason, "; connecting again in ", delay.count(), " s");
+          sleep_unless_stopped(delay);
+        } else {
+          refusals = 0;
+          log_info(d.reason, "; connecting again");
         }
         break;
       case ProxyDial::kStopped:

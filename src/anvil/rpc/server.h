@@ -49,7 +49,8 @@ class Server {
 
   int port() const { return listener_.port(); }
   // Serves until request_stop() (e.g. from SIGINT/SIGTERM) or max_sessions sessions. Through a
-  // proxy, throws RuntimeError when the proxy answers DUPLICATE (as TVM's server does).
+  // proxy, DUPLICATE and MISMATCH are never fatal (TVM's server exits on DUPLICATE): it backs
+  // off (1, 2, 4 ... 60 s, logged) and dials again.
   void run();
   // Async-signal-safe: makes run() return after the current session.
   static void request_stop();

@@ -171,16 +171,38 @@ TEST_F(ProxyTest, SecondServerWithTheSameKeyGetsDuplicate) {
   second.send_hello("server:dup");
   EXPECT_EQ(second.recv(4), Raw::i32(kRPCCodeDuplicate));
   EXPECT_TRUE(second.closed_by_peer());
-  // Our server treats DUPLICATE as fatal, as TVM's does, and says why.
+  // Our server is told DUPLICATE too, says why, and keeps trying (TVM's exits).
   auto server = proxied_server(proxy.port(), "dup");
-  EXPECT_TRUE(server->wait_for("already been used in proxy").has_value()) << server->log();
-  for (int i = 0; i < 200 && server->running(); ++i) std::this_thread::sleep_for(20ms);
-  EXPECT_FALSE(server->running());
+  EXPECT_TRUE(server->wait_for("already been used in proxy.*still serving: dialling again in 1 s").has_value())
+      << server->log();
+  EXPECT_TRUE(server->running()) << server->log();
   // The first one is still waiting and pairs normally.
   Raw client(proxy.port());
   client.send_hello("client:dup");
   EXPECT_EQ(client.recv(4), Raw::i32(kRPCCodeSuccess));
   EXPECT_EQ(first.recv(4), Raw::i32(kRPCCodeSuccess));
+}
+
+// Issue #10.4: a peer that registers the key of a real server while that server is in a session
+// used to make it exit on its next dial (DUPLICATE): one connection took the device offline for
+// good. It now backs off and dials again, and serves once the squatter is gone.
+TEST_F(ProxyTest, ServerOutlastsAPeerSquattingOnItsKey) {
+  RunningProxy proxy;
+  auto server = proxied_server(proxy.port(), "victim");
+  RPCSession remote = RPCSession::connect("127.0.0.1", proxy.port(), "victim", /*session_timeout=*/30);
+  EXPECT_EQ(remote.get_function("rpc.test.addone")(int64_t{1}).as_int(), 2);
+  auto squatter = std::make_unique<Raw>(proxy.port());
+  squatter->send_hello("server:victim");
+  std::this_thread::sleep_for(200ms);  // the proxy has it waiting under the key
+  remote.close();                      // the real server dials again and meets the squatter
+  ASSERT_TRUE(server->wait_for("key 'server:victim' has already been used.*dialling again in 1 s").has_value())
+      << server->log();
+  ASSERT_TRUE(server->wait_for("dialling again in 2 s").has_value()) << server->log();  // and again
+  EXPECT_TRUE(server->running()) << server->log();
+  squatter.reset();  // gone: the proxy drops it, the server's next dial (within 2 s) waits normally
+  RPCSession again = RPCSession::connect("127.0.0.1", proxy.port(), "victim", /*session_timeout=*/30);
+  expect_working_session(again);
+  EXPECT_TRUE(server->running()) << server->log();
 }
 
 TEST_F(ProxyTest, UnmatchedClientGetsMismatchAfterItsTimeout) {
