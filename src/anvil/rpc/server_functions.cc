@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "anvil/rpc/link_inputs.h"
 #include "anvil/rpc/log.h"
 #include "anvil/rpc/protocol.h"
 #include "anvil/runtime/module/module.h"
@@ -24,22 +25,64 @@ extern char** environ;
 namespace anvil::rpc {
 namespace fs = std::filesystem;
 
+namespace {
+
+// `path` is `root` or below it, comparing whole components (no file system access).
+bool lexically_within(const fs::path& path, const fs::path& root) {
+  auto [root_end, unused] = std::mismatch(root.begin(), root.end(), path.begin(), path.end());
+  (void)unused;
+  return root_end == root.end();
+}
+
+// The name with its control characters written as \xNN, for messages.
+std::string printable_name(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 fs::path resolve_in_workdir(const fs::path& work_dir, const std::string& name) {
   if (name.empty()) value_error("path: an empty file name names nothing in the session directory");
+  // A NUL would cut the name short at the system call; the other control characters confuse
+  // listings and logs.
+  if (std::any_of(name.begin(), name.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+    value_error("path '", printable_name(name),
+                "': file names may not contain NUL or other control characters (bytes 0x00-0x1f, 0x7f)");
+  }
   std::error_code ec;
   fs::path root = fs::canonical(work_dir, ec);
   if (ec) io_error("path: the session directory ", work_dir, " is gone: ", ec.message());
   fs::path given(name);
-  fs::path joined = given.is_absolute() ? given : root / given;
   for (const fs::path& part : given) {
     if (part == "..") value_error("path '", name, "': '..' is not allowed; paths stay inside the session directory");
   }
+  // An absolute path outside is refused before the file system is asked anything about it, so
+  // the answer is the same whether or not the outside file exists.
+  if (given.is_absolute()) {
+    fs::path normal = given.lexically_normal();
+    fs::path spelled = work_dir.lexically_normal();  // the directory as given, before resolving links
+    if (!spelled.has_filename()) spelled = spelled.parent_path();
+    if (!lexically_within(normal, root) && !(spelled.is_absolute() && lexically_within(normal, spelled))) {
+      value_error("path '", name, "' leads outside the session directory");
+    }
+  }
+  fs::path joined = given.is_absolute() ? given : root / given;
   // weakly_canonical resolves the symbolic links of the part that exists.
   fs::path resolved = fs::weakly_canonical(joined, ec);
   if (ec) value_error("path '", name, "' cannot be resolved: ", ec.message());
-  auto [root_end, unused] = std::mismatch(root.begin(), root.end(), resolved.begin(), resolved.end());
-  (void)unused;
-  if (root_end != root.end()) value_error("path '", name, "' leads outside the session directory");
+  if (!lexically_within(resolved, root)) value_error("path '", name, "' leads outside the session directory");
   return resolved;
 }
 
@@ -90,41 +133,69 @@ void write_file(const fs::path& path, const std::string& data) {
   ::close(fd);
 }
 
+// Extracts `tar` (the client's `name`) into a fresh `<tar>.d` and returns its .o and .a members,
+// each checked (link_inputs.h). A member that is a symbolic link or a special file is refused and
+// the extraction removed: a link left in the session directory could lead out of it.
+std::vector<fs::path> extract_link_inputs(const fs::path& tar, const std::string& name) {
+  fs::path dir = tar;
+  dir += ".d";
+  std::error_code ec;
+  fs::remove_all(dir, ec);  // an earlier extraction; remove_all does not follow links
+  fs::create_directories(dir);
+  std::vector<std::string> argv = {"tar", "--no-same-owner", "--no-same-permissions", "-xf", tar.string(), "-C", dir.string()};
+  std::vector<char*> raw;
+  for (std::string& a : argv) raw.push_back(a.data());
+  raw.push_back(nullptr);
+  pid_t pid = 0;
+  if (posix_spawnp(&pid, "tar", nullptr, nullptr, raw.data(), environ) != 0) io_error("cannot run tar");
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    fs::remove_all(dir, ec);
+    io_error("tar -xf ", name, " failed with status ", status);
+  }
+  std::vector<fs::path> inputs;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    fs::file_status st = entry.symlink_status();
+    if (fs::is_directory(st)) continue;
+    std::string member = entry.path().lexically_relative(dir).string();
+    if (!fs::is_regular_file(st)) {
+      fs::remove_all(dir, ec);
+      value_error("'", name, "' member '", member, "' is ", fs::is_symlink(st) ? "a symbolic link" : "not a regular file",
+                  "; a tar to link may hold only regular files and directories");
+    }
+    std::string ext = entry.path().extension().string();
+    if (ext != ".o" && ext != ".a") continue;
+    check_link_input_file(entry.path(), str_cat("'", name, "' member '", member, "'"));
+    inputs.push_back(entry.path());
+  }
+  if (inputs.empty()) value_error("load_module: ", name, " holds no object files to link");
+  std::sort(inputs.begin(), inputs.end());
+  return inputs;
+}
+
 // X.so as is; X.o and X.tar linked into X.o.so / X.tar.so next to them (as TVM's servers do).
+// Every input is checked to be an object file or an archive of them (link_inputs.h).
 fs::path linked_library(const fs::path& work_dir, const std::string& name) {
   fs::path path = resolve_in_workdir(work_dir, name);
   std::string ext = path.extension().string();
   if (ext == ".so" || ext == ".dylib") return path;
+  std::vector<fs::path> inputs;
+  if (ext == ".o") {
+    check_link_input_file(path, "'" + name + "'");
+    inputs.push_back(path);
+  } else if (ext == ".tar") {
+    inputs = extract_link_inputs(path, name);
+  } else {
+    value_error("Do not know how to link ", name);
+  }
   fs::path output = path;
   output += ".so";
-  if (ext == ".o") {
-    link_shared_library(output, {path});
-    return output;
-  }
-  if (ext == ".tar") {
-    fs::path dir = path;
-    dir += ".d";
-    fs::create_directories(dir);
-    std::vector<std::string> argv = {"tar", "-xf", path.string(), "-C", dir.string()};
-    std::vector<char*> raw;
-    for (std::string& a : argv) raw.push_back(a.data());
-    raw.push_back(nullptr);
-    pid_t pid = 0;
-    if (posix_spawnp(&pid, "tar", nullptr, nullptr, raw.data(), environ) != 0) io_error("cannot run tar");
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) io_error("tar -xf ", name, " failed with status ", status);
-    std::vector<fs::path> objects;
-    for (const auto& entry : fs::recursive_directory_iterator(dir)) {
-      if (entry.is_regular_file() && !entry.is_symlink() && entry.path().extension() == ".o") objects.push_back(entry.path());
-    }
-    if (objects.empty()) value_error("load_module: ", name, " holds no object files to link");
-    std::sort(objects.begin(), objects.end());
-    link_shared_library(output, objects);
-    return output;
-  }
-  value_error("Do not know how to link ", name);
+  std::error_code ec;
+  fs::remove(output, ec);  // an earlier output, or a link in its place, is replaced, not written through
+  link_shared_library(output, inputs);
+  return output;
 }
 
 // TVM's system library: the functions compiled into the server binary itself. Anvil servers have
@@ -146,12 +217,15 @@ int option(Args args, size_t i, const char* name) {
 // runtime.RPCTimeEvaluator(module|None, name, dev_type, dev_id, number, repeat, min_repeat_ms,
 //   limit_zero_time_iterations, cooldown_interval_ms, repeats_to_cooldown, cache_flush_bytes,
 //   f_preproc_name) -> Function returning Bytes of `repeat` doubles (seconds per call).
-Value rpc_time_evaluator(Args args) {
+// A global is looked up as the client's GetGlobalFunc would: the session's own functions first
+// (so the evaluator cannot reach the unconfined runtime.load_module), then the registry.
+Value rpc_time_evaluator(const SessionFunctions& session, Args args) {
   if (args.size() != 12) type_error("runtime.RPCTimeEvaluator expects 12 arguments but got ", args.size());
   std::string name = args[1].as_string();
   std::optional<Function> f;
   if (args[0].is_null()) {
-    f = Registry::find(name);
+    auto own = session.find(name);
+    f = own != session.end() ? std::optional<Function>(own->second) : Registry::find(name);
   } else {
     f = args[0].as_module().find_function(name, true);
   }
@@ -241,7 +315,15 @@ SessionFunctions server_functions(const fs::path& work_dir, uint64_t max_packet_
   });
   typed("tvm.rpc.server.GetCRTMaxPacketSize",
                     [max_packet_bytes]() { return static_cast<int64_t>(max_packet_bytes); });
-  packed("runtime.RPCTimeEvaluator", rpc_time_evaluator);
+  // Module loading by path stays in the session directory too (the server's --load-library is
+  // opened with dlopen at session start, not through this). The message for an outside path is
+  // the same whether or not the file exists: resolve_in_workdir asks the file system nothing then.
+  typed("runtime.load_module", [work_dir](const std::string& path) {
+    fs::path lib = resolve_in_workdir(work_dir, path);
+    log_info("runtime.load_module ", lib.filename().string());
+    return Module::load_from_file(lib.string());
+  });
+  packed("runtime.RPCTimeEvaluator", [session = out](Args args) { return rpc_time_evaluator(session, args); });
   typed("ffi.SystemLib", []() { return Module(make_object<SystemLibModule>()); });
   return out;
 }

@@ -179,6 +179,51 @@ TEST_F(ServerTest, ObjectFilesAndTarballsAreLinkedOnTheServer) {
   EXPECT_THROW(remote.download_linked_module("k.txt"), RPCError);
 }
 
+TEST_F(ServerTest, OutsideFilesCannotBeLinkedLoadedOrNamedWithControlCharacters) {
+  // A file outside the session directory that the server can read.
+  std::filesystem::path secret = std::filesystem::temp_directory_path() / ("anvil-rpc-secret-" + std::to_string(::getpid()));
+  const std::string marker = "anvil-outside-bytes-" + std::to_string(::getpid());
+  std::ofstream(secret) << marker;
+  ServerProcess server;
+  RPCSession remote = server.connect();
+  // An ".o" that is a GNU ld script pulling the file in as data.
+  remote.upload_bytes("TARGET(binary)\nINPUT(" + secret.string() + ")\nTARGET(elf64-x86-64)\n", "evil.o");
+  try {
+    std::string so = remote.download_linked_module("evil.o");
+    ADD_FAILURE() << "linked; the library holds the outside file: " << (so.find(marker) != std::string::npos);
+  } catch (const RPCError& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kValue);
+    EXPECT_NE(std::string(e.what()).find("'evil.o' is not accepted as linker input"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(remote.load_module("evil.o"), RPCError);
+  // runtime.load_module: outside paths refused alike, whether they exist or not.
+  Function load = remote.get_function("runtime.load_module");
+  auto message = [&](const std::string& path) {
+    try {
+      load(path);
+    } catch (const RPCError& e) {
+      return std::string(e.what());
+    }
+    return std::string("loaded");
+  };
+  std::string existing = message(ANVIL_TEST_KERNELS);
+  std::string missing = message("/nonexistent-dir/x.so");
+  EXPECT_NE(existing.find("leads outside the session directory"), std::string::npos) << existing;
+  EXPECT_NE(missing.find("leads outside the session directory"), std::string::npos) << missing;
+  remote.upload(ANVIL_TEST_KERNELS, "kernels.so");
+  EXPECT_EQ(message("kernels.so"), "loaded");
+  // A NUL in an upload name used to cut it short and report success.
+  try {
+    remote.upload_bytes("x", std::string("a.txt\0.so", 9));
+    ADD_FAILURE() << "a name with a NUL was accepted";
+  } catch (const RPCError& e) {
+    EXPECT_NE(std::string(e.what()).find("may not contain NUL or other control characters"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(remote.upload_bytes("x", "new\nline"), RPCError);
+  EXPECT_EQ(remote.listdir("."), (std::vector<std::string>{"./evil.o", "./kernels.so"}));
+  std::filesystem::remove(secret);
+}
+
 TEST_F(ServerTest, LoadLibraryRegistersFunctionsInEverySession) {
   ServerProcess server({"--load-library", ANVIL_RPC_INIT_LIBRARY});
   for (int i = 0; i < 2; ++i) {
