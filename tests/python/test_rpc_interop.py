@@ -177,6 +177,32 @@ def test_rpc_file_exchange(server, rng):
     gc.collect()
 
 
+def test_outside_files_cannot_be_linked_loaded_or_named_with_control_characters(server, tmp_path):
+    # An ".o" that is really a GNU ld script would link this file's bytes into the library that
+    # download_linked_module hands back.
+    secret = tmp_path / "secret.txt"
+    secret.write_text("anvil-outside-bytes")
+    script = f"TARGET(binary)\nINPUT({secret})\nTARGET(elf64-x86-64)\n".encode()
+    remote = server.connect("x1")
+    remote.upload(bytearray(script), "evil.o")
+    with pytest.raises(RuntimeError, match="'evil.o' is not accepted as linker input: it is text"):
+        remote.download_linked_module("evil.o")
+    # runtime.load_module by path stays in the session directory; the same answer whether or not
+    # the outside file exists.
+    load = remote.get_function("runtime.load_module")
+    for outside in [str(TEST_KERNELS), str(tmp_path / "missing.so")]:
+        with pytest.raises(RuntimeError, match=f"path '{re.escape(outside)}' leads outside the session directory"):
+            load(outside)
+    # TVM's client itself cuts a name at a NUL before sending it (Anvil's C++ client sends it
+    # whole: server_test.cc); the other control characters reach the server and are refused.
+    for name in ["new\nline.txt", "tab\t.txt", "esc\x1b.txt"]:
+        with pytest.raises(RuntimeError, match="may not contain NUL or other control characters"):
+            remote.upload(bytearray(b"x"), name)
+    assert remote.listdir(".") == "./evil.o,"
+    del remote  # ends the session: the server serves one at a time
+    gc.collect()
+
+
 def test_rpc_return_func(server):
     remote = server.connect("x1")
     f = remote.get_function("rpc.test.add_to_lhs")(10)
