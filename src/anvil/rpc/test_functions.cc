@@ -2,8 +2,8 @@
 // so that TVM's own RPC tests and ours can run against an Anvil server. Behaviour follows the
 // Python originals; the errors they raise become RPCError on the client.
 #include <cmath>
-#include <sstream>
 
+#include "anvil/base/python_repr.h"
 #include "anvil/rpc/server_functions.h"
 #include "anvil/runtime/registry.h"
 #include "anvil/runtime/tensor.h"
@@ -20,14 +20,8 @@ std::string python_str(const Value& v) {
       return std::to_string(v.as_int());
     case ValueKind::kBool:
       return v.as_bool() ? "True" : "False";
-    case ValueKind::kFloat: {
-      std::ostringstream os;
-      os.precision(17);
-      os << v.as_float();
-      std::string s = os.str();
-      if (s.find_first_of(".en") == std::string::npos) s += ".0";
-      return s;
-    }
+    case ValueKind::kFloat:
+      return python_float_repr(v.as_float());  // 0.1 -> "0.1", as Python prints it
     case ValueKind::kNull:
       return "None";
     default:
