@@ -427,3 +427,34 @@ def test_tracker_request_reaches_our_server():
         tracker.wait(timeout=10)
         log.close()
         os.unlink(log.name)
+
+
+# -- behaviours of TVM's own RPC tests that an Anvil server once lacked -----------------------------
+
+def test_strcat_prints_floats_as_python_does(server):
+    # TVM's rpc.test.strcat is Python's "%s:%s": the shortest text that reads back the same float.
+    remote = server.connect("x1")
+    strcat = remote.get_function("rpc.test.strcat")
+    assert strcat("a", 0.1) == "a:0.1"
+    for value in [1.0, 0.30000000000000004, 1e16, 1e15, 1.5e-05, 0.0001, 123.456, -2.5, float("inf")]:
+        assert strcat("a", value) == f"a:{value}", value
+    del remote  # ends the session: the server serves one at a time
+    gc.collect()
+
+
+def test_list_global_func_names(server):
+    # tvm_ffi.registry.list_global_func_names, run remotely: the functor's (-1) is the count.
+    remote = server.connect("x1")
+    functor = remote.get_function("ffi.FunctionListGlobalNamesFunctor")()
+    count = functor(-1)
+    names = [functor(i) for i in range(count)]
+    assert count > 10 and names == sorted(set(names))
+    for name in ["rpc.test.addone", "testing.echo", "tvm.rpc.server.upload", "tvm.rpc.server.load_module",
+                 "runtime.RPCTimeEvaluator", "ffi.FunctionListGlobalNamesFunctor"]:
+        assert name in names, name
+    with pytest.raises(Exception, match="out of range"):
+        functor(count)
+    assert remote.get_function("rpc.test.addone")(1) == 2
+    del remote, functor  # ends the session: the server serves one at a time
+    gc.collect()
+

@@ -1,7 +1,11 @@
 // The syscalls of a serving session (codes 9-21, spec §2.6.3): global-function lookup, handle
 // release, device attributes, memory, streams and device-to-device copies. Each checks its
 // arguments and answers with exactly one value.
+#include <algorithm>
 #include <bit>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "anvil/rpc/local_session.h"
 #include "anvil/runtime/device_api.h"
@@ -43,6 +47,35 @@ struct SyscallArgs {
 };
 
 DeviceAPI* api_for(Device dev) { return DeviceAPI::get(dev); }
+
+// tvm-ffi's way to list the globals (tvm_ffi.registry.list_global_func_names): a function of no
+// arguments that returns a functor f over a snapshot of the names, f(-1) = how many, f(i) = the
+// i-th (sorted).
+constexpr std::string_view kListNamesFunctor = "ffi.FunctionListGlobalNamesFunctor";
+
+Function list_names_functor(const std::shared_ptr<const SessionFunctions>& overlay) {
+  return Function::from_packed(
+      [overlay](Args args) -> Value {
+        if (!args.empty()) type_error(kListNamesFunctor, " expects no arguments but got ", args.size());
+        std::vector<std::string> names = Registry::list();
+        if (overlay) {
+          for (const auto& entry : *overlay) names.push_back(entry.first);
+        }
+        names.emplace_back(kListNamesFunctor);
+        std::sort(names.begin(), names.end());
+        names.erase(std::unique(names.begin(), names.end()), names.end());
+        auto snapshot = std::make_shared<const std::vector<std::string>>(std::move(names));
+        return Value(Function::from_typed(
+            [snapshot](int64_t i) -> Value {
+              auto n = static_cast<int64_t>(snapshot->size());
+              if (i == -1) return Value(n);
+              if (i < 0 || i >= n) index_error("global function name index ", i, " is out of range [0, ", n, ")");
+              return Value((*snapshot)[static_cast<size_t>(i)]);
+            },
+            "ffi.FunctionListGlobalNamesFunctor.names"));
+      },
+      std::string(kListNamesFunctor));
+}
 
 }  // namespace
 
@@ -93,6 +126,7 @@ WireValue LocalSession::get_global_func(std::span<const WireValue> args) {
     if (auto it = overlay_->find(name); it != overlay_->end()) f = it->second;
   }
   if (!f) f = Registry::find(name);
+  if (!f && name == kListNamesFunctor) f = list_names_functor(overlay_);
   // Not found is a null handle, not an error: the client raises AttributeError itself.
   if (!f) return WireValue::opaque(0);
   return WireValue::opaque(remember(Value(*f)));
