@@ -416,3 +416,81 @@ def test_tracker_request_gives_up(tracker):
     with pytest.raises(RuntimeError, match="Cannot request nokey after 2 retry"):
         ts.request("nokey", max_retry=2)
     ts.close()
+
+
+# -- multi-hop sessions (session_constructor_args=["rpc.Connect", ...]) ------------------------------
+
+@pytest.fixture
+def two_hops():
+    inner = anvil_server("--key", "inner")
+    gateway = anvil_server("--key", "gateway")
+    yield gateway, inner
+    gc.collect()
+    gateway.stop()
+    inner.stop()
+
+
+def through(gateway, inner, key="inner"):
+    return rpc.connect("127.0.0.1", gateway.port, key="gateway",
+                       session_constructor_args=["rpc.Connect", "127.0.0.1", inner.port, key, False])
+
+
+def test_multi_hop_session_carries_tensors_files_and_errors(two_hops, rng, tmp_path):
+    gateway, inner = two_hops
+    sess = through(gateway, inner)
+    assert sess.get_function("rpc.test.addone")(41) == 42
+    assert sess.get_function("rpc.test.strcat")("a", 0.1) == "a:0.1"
+    dev = sess.cpu(0)
+    x = rng.standard_normal((300, 257)).astype("float32")  # bigger than one socket read
+    a = anvil.tensor(x, dev)
+    np.testing.assert_array_equal(a.numpy(), x)
+    np.testing.assert_array_equal(a.copyto(dev).numpy(), x)
+    data = rng.integers(0, 256, 200_000, dtype=np.uint8).tobytes()
+    path = tmp_path / "blob.bin"
+    path.write_bytes(data)
+    sess.upload(str(path))
+    assert sess.download("blob.bin") == data
+    assert sess.listdir(".") == ["./blob.bin"]
+    with pytest.raises(ValueError, match="boom on the inner server"):
+        sess.get_function("rpc.test.except")("boom on the inner server")
+    assert sess.get_function("rpc.test.addone")(1) == 2  # the session survives the error
+    if TEST_KERNELS.exists():
+        sess.upload(str(TEST_KERNELS), "kernels.so")
+        mod = sess.load_module("kernels.so")
+        b = anvil.empty((300, 257), "float32", dev)
+        mod["add_one"](a, b)
+        np.testing.assert_allclose(b.numpy(), x + 1, rtol=1e-6)
+        assert len(mod.time_evaluator("add_one", dev, number=2, repeat=2)(a, b).results) == 2
+    sess.close()
+    assert "relaying to the RPC server at 127.0.0.1:" in gateway.text()
+
+
+def test_multi_hop_refusals_name_the_hop(two_hops):
+    gateway, inner = two_hops
+    with pytest.raises(rpc.RPCError, match="rpc.Connect.*matches key=wrong"):
+        through(gateway, inner, key="wrong")
+    with pytest.raises(rpc.RPCError, match="NonExistingConstructor"):
+        rpc.connect("127.0.0.1", gateway.port, key="gateway",
+                    session_constructor_args=["rpc.Connect", "127.0.0.1", inner.port, "inner", False,
+                                              "rpc.NonExistingConstructor"])
+    with pytest.raises(TypeError, match="session_constructor_args"):
+        rpc.connect("127.0.0.1", gateway.port, key="gateway", session_constructor_args="rpc.Connect")
+    sess = through(gateway, inner)  # both servers serve on
+    assert sess.get_function("rpc.test.addone")(1) == 2
+    sess.close()
+
+
+def test_multi_hop_inner_server_that_dies(two_hops):
+    gateway, inner = two_hops
+    sess = through(gateway, inner)
+    addone = sess.get_function("rpc.test.addone")
+    assert addone(1) == 2
+    inner.kill()  # the inner machine drops: its server and the session process go at once
+    with pytest.raises(rpc.RPCError, match=f"lost the connection to the RPC server at 127.0.0.1:{inner.port}"):
+        addone(1)
+    del addone, sess
+    gc.collect()
+    # The gateway serves on.
+    direct = rpc.connect("127.0.0.1", gateway.port, key="gateway")
+    assert direct.get_function("rpc.test.addone")(2) == 3
+    direct.close()

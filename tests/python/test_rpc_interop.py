@@ -11,6 +11,7 @@ import re
 import socket
 import struct
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -458,3 +459,128 @@ def test_list_global_func_names(server):
     del remote, functor  # ends the session: the server serves one at a time
     gc.collect()
 
+
+@pytest.fixture
+def inner():
+    s = ServerProcess("--key", "inner", "--handshake-timeout", "1")
+    yield s
+    print("---- inner server log ----\n" + s.text())
+    s.stop()
+
+
+def connect_through(gateway, inner_port, key="inner", gateway_key="x1"):
+    return rpc.connect("127.0.0.1", gateway.port, key=gateway_key,
+                       session_constructor_args=["rpc.Connect", "127.0.0.1", inner_port, key, False])
+
+
+def test_rpc_session_constructor_args_multi_hop(server, inner):
+    # TVM's test_rpc_session_constructor_args (check_multi_hop), plus tensors, files and kernels
+    # through both hops; the gateway is our server, so is the inner one.
+    rng = np.random.default_rng(20261201)
+    print("numpy seed 20261201")
+    client = connect_through(server, inner.port)
+    fecho = client.get_function("testing.echo")
+    assert fecho(1, 2, 3) == 1
+    assert fecho(100, 2, 3) == 100
+    assert fecho("xyz") == "xyz"
+    assert bytes(fecho(bytearray(b"123"))) == b"123"
+    nd = tvm.runtime.tensor([1, 2, 3], device=client.cpu(0))
+    assert nd.numpy()[1] == 2
+    x = rng.standard_normal((256, 300)).astype("float32")
+    a = tvm.runtime.tensor(x, client.cpu(0))
+    np.testing.assert_array_equal(a.numpy(), x)
+    blob = bytearray(rng.integers(0, 256, 150_000, dtype=np.uint8).tobytes())
+    client.upload(blob, "dat.bin")
+    assert client.download("dat.bin") == blob
+    with pytest.raises(RuntimeError, match="from the inner server"):
+        client.get_function("rpc.test.except")("from the inner server")
+    client.upload(str(TEST_KERNELS), "kernels.so")
+    mod = client.load_module("kernels.so")
+    b = tvm.runtime.tensor(np.zeros((256, 300), "float32"), client.cpu(0))
+    mod["add_one"](a, b)
+    np.testing.assert_allclose(b.numpy(), x + 1, rtol=1e-6)
+    assert len(mod.time_evaluator("add_one", client.cpu(0), number=2, repeat=2)(a, b).results) == 2
+    del client, fecho, nd, a, b, mod  # ends both sessions
+    gc.collect()
+    # The gateway let go of the inner server, which serves one session at a time.
+    direct = inner.connect("inner")
+    assert direct.get_function("rpc.test.addone")(1) == 2
+    del direct
+    gc.collect()
+    assert "relaying to the RPC server at 127.0.0.1:" in server.text()
+
+
+def test_rpc_session_constructor_args_errors(server, inner):
+    with pytest.raises(tvm.error.RPCError, match="rpc.Connect"):
+        connect_through(server, inner.port, key="wrong")
+    with pytest.raises(tvm.error.RPCError):
+        server.connect("x1", session_constructor_args=["rpc.NonExistingConstructor"])
+    with pytest.raises(tvm.error.RPCError, match="port"):
+        server.connect("x1", session_constructor_args=["rpc.Connect", "127.0.0.1"])
+    # A hop that dies mid-session: the client is told which one, the gateway serves on.
+    client = connect_through(server, inner.port)
+    addone = client.get_function("rpc.test.addone")
+    assert addone(1) == 2
+    inner.proc.terminate()  # the inner server goes away (it ends its session with it)
+    inner.proc.wait(timeout=10)
+    with pytest.raises(tvm.error.RPCError, match="lost the connection to the RPC server at 127.0.0.1"):
+        addone(1)
+    del client, addone
+    gc.collect()
+    again = server.connect("x1")
+    assert again.get_function("rpc.test.addone")(1) == 2
+    del again
+    gc.collect()
+
+
+class TvmServerProcess:
+    """TVM's own server (python -m tvm.exec.rpc_server) on a free loopback port."""
+
+    def __init__(self, key):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.log = tempfile.NamedTemporaryFile(prefix="tvm-rpc-interop-", suffix=".log", delete=False)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tvm.exec.rpc_server", "--host", "127.0.0.1", "--port", str(self.port),
+             "--port-end", str(self.port + 1), "--key", key],
+            stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                # A probe without a handshake: TVM's server logs it and accepts the next one.
+                return
+            except OSError:
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    self.stop()
+                    raise RuntimeError("TVM's RPC server did not start:\n" + Path(self.log.name).read_text())
+                time.sleep(0.2)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, 9)
+            self.proc.wait(timeout=10)
+        self.log.close()
+        os.unlink(self.log.name)
+
+
+def test_multi_hop_mixes_with_tvm_servers(server, inner):
+    tvm_server = TvmServerProcess("tvm")
+    try:
+        # Our gateway, TVM's inner server.
+        client = connect_through(server, tvm_server.port, key="tvm")
+        assert client.get_function("testing.echo")(7) == 7
+        x = np.arange(1000, dtype="float32")
+        np.testing.assert_array_equal(tvm.runtime.tensor(x, client.cpu(0)).numpy(), x)
+        del client
+        gc.collect()
+        # TVM's gateway (its own rpc.Connect), our inner server.
+        client = rpc.connect("127.0.0.1", tvm_server.port, key="tvm",
+                             session_constructor_args=["rpc.Connect", "127.0.0.1", inner.port, "inner", False])
+        assert client.get_function("rpc.test.strcat")("a", 0.1) == "a:0.1"
+        np.testing.assert_array_equal(tvm.runtime.tensor(x, client.cpu(0)).numpy(), x)
+        del client
+        gc.collect()
+    finally:
+        tvm_server.stop()

@@ -156,14 +156,15 @@ void init_rpc(nb::module_& m) {
       .def_static(
           "connect",
           [](const std::string& url, int port, const std::string& key, double session_timeout,
-             std::optional<std::string> auth_token) {
+             std::optional<std::string> auth_token, nb::list session_constructor_args) {
             rpc::ConnectOptions options;
             options.auth_token = std::move(auth_token);  // None: $ANVIL_RPC_AUTH_TOKEN if set
+            for (nb::handle item : session_constructor_args) options.session_constructor_args.push_back(to_value(item));
             nb::gil_scoped_release release;
             return rpc::RPCSession::connect(url, port, key, session_timeout, options);
           },
           nb::arg("url"), nb::arg("port"), nb::arg("key") = "", nb::arg("session_timeout") = 0.0,
-          nb::arg("auth_token") = nb::none())
+          nb::arg("auth_token") = nb::none(), nb::arg("session_constructor_args") = nb::list())
       .def_static(
           "local",
           [](const std::string& work_root) {

@@ -313,6 +313,12 @@ def connect(url, port, key="", session_timeout=0, session_constructor_args=None,
     session_timeout : float
         Seconds after which the server ends the session (0: never); calls then raise
         RPCSessionTimeoutError.
+    session_constructor_args : list, optional
+        What the server runs to make the session (TVM's argument): ``["rpc.Connect", url2,
+        port2, key2, enable_logging]`` makes the server at url:port a gateway to the server at
+        url2:port2, which this machine may not reach (a multi-hop session, see docs/rpc.md);
+        more items after enable_logging are the next hop's own constructor, so hops chain.
+        Strings, ints, floats, bools and None.
     auth_token : str, optional
         The server's ``--auth-token`` (an Anvil extension; see docs/rpc.md). None: the value of
         $ANVIL_RPC_AUTH_TOKEN when set, else no token; "": no token. With a token, a server that
@@ -325,10 +331,12 @@ def connect(url, port, key="", session_timeout=0, session_constructor_args=None,
     RuntimeError
         When the server refuses the key.
     """
-    if session_constructor_args:
-        raise NotImplementedError("connect: session_constructor_args is not supported by the Anvil client")
+    if session_constructor_args is not None and not isinstance(session_constructor_args, (list, tuple)):
+        raise TypeError("connect: session_constructor_args must be a list or tuple")
+    ctor = list(session_constructor_args) if session_constructor_args else []
     return RPCSession(
-        _RPCSessionImpl.connect(str(url), int(port), str(key), float(session_timeout), auth_token=auth_token)
+        _RPCSessionImpl.connect(str(url), int(port), str(key), float(session_timeout), auth_token=auth_token,
+                                session_constructor_args=ctor)
     )
 
 

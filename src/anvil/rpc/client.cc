@@ -70,14 +70,52 @@ Tensor RemoteTensor::to_host() const {
 
 // ---- RPCSession ----
 
-RPCSession RPCSession::connect(const std::string& url, int port, const std::string& key, double session_timeout,
-                               const ConnectOptions& options) {
+namespace {
+
+// A session-constructor argument on the wire: the scalar kinds TVM's constructors take.
+WireValue constructor_arg(const Value& v, size_t index) {
+  switch (v.kind()) {
+    case ValueKind::kNull:
+      return WireValue::none();
+    case ValueKind::kInt:
+      return WireValue::integer(v.as_int());
+    case ValueKind::kBool:
+      return WireValue::boolean(v.as_bool());
+    case ValueKind::kFloat:
+      return WireValue::floating(v.as_float());
+    case ValueKind::kString:
+      return WireValue::string(v.as_string());
+    default:
+      type_error("session_constructor_args[", index, "]: a ", v.kind_name(),
+                 " cannot be sent; the arguments must be strings, ints, floats, bools or None");
+  }
+}
+
+}  // namespace
+
+Endpoint connect_endpoint(const std::string& url, int port, const std::string& key, double session_timeout,
+                          const ConnectOptions& options, std::span<const WireValue> ctor_args,
+                          std::string* remote_key) {
   std::string where = str_cat(url, ":", port);
   Channel ch = tcp_connect(url, port, options.connect_timeout_ms);
-  std::string remote_key = connect_handshake(ch, client_key_string(key, session_timeout), where, options.limits);
-  client_authenticate(ch, resolve_client_token(options.auth_token), remote_key, where, options.limits);
+  *remote_key = connect_handshake(ch, client_key_string(key, session_timeout), where, options.limits);
+  client_authenticate(ch, resolve_client_token(options.auth_token), *remote_key, where, options.limits);
   Endpoint ep(std::move(ch), options.limits);
-  ep.init_server();
+  ep.init_server(ctor_args);
+  return ep;
+}
+
+RPCSession RPCSession::connect(const std::string& url, int port, const std::string& key, double session_timeout,
+                               const ConnectOptions& options) {
+  std::vector<WireValue> ctor;
+  for (size_t i = 0; i < options.session_constructor_args.size(); ++i) {
+    ctor.push_back(constructor_arg(options.session_constructor_args[i], i));
+  }
+  if (!ctor.empty() && ctor[0].kind != WireKind::kString) {
+    type_error("session_constructor_args[0] must be the constructor's name (a string), not ", ctor[0].describe());
+  }
+  std::string remote_key;
+  Endpoint ep = connect_endpoint(url, port, key, session_timeout, options, ctor, &remote_key);
   return RPCSession(std::make_shared<detail::ClientState>(std::move(ep), std::move(remote_key)));
 }
 

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "anvil/rpc/endpoint.h"
 #include "anvil/rpc/protocol.h"
 #include "anvil/rpc/transport.h"
 #include "anvil/rpc/wire.h"
@@ -41,6 +42,11 @@ struct ConnectOptions {
   // The server's --auth-token (auth.h). nullopt: $ANVIL_RPC_AUTH_TOKEN if set, else none; "": none.
   // With a token the client also refuses a server that cannot prove it knows the token.
   std::optional<std::string> auth_token;
+  // The session constructor the server runs at InitServer (TVM's session_constructor_args):
+  // empty for an ordinary session; {"rpc.Connect", url, port, key, logging} to reach the server
+  // at url:port through this one (a multi-hop session, docs/rpc.md). Strings, ints, floats,
+  // bools and None.
+  std::vector<Value> session_constructor_args;
 };
 
 // A tensor in the server's memory. Holding it keeps the remote memory alive.
@@ -84,6 +90,13 @@ class RemoteTensor {
  private:
   Ref<RemoteTensorNode> node_;
 };
+
+// The connection under RPCSession::connect: TCP, the handshake with "client:<key>[ -timeout=]",
+// the auth challenge, then InitServer with `ctor_args` (options.session_constructor_args is not
+// read). Returns the endpoint, ready for requests; *remote_key gets the server's key.
+Endpoint connect_endpoint(const std::string& url, int port, const std::string& key, double session_timeout,
+                          const ConnectOptions& options, std::span<const WireValue> ctor_args,
+                          std::string* remote_key);
 
 class RPCSession {
  public:

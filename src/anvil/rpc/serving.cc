@@ -4,6 +4,7 @@
 #include "anvil/rpc/serving.h"
 
 #include "anvil/rpc/local_session.h"
+#include "anvil/rpc/relay.h"
 #include "anvil/rpc/request.h"
 #include "anvil/rpc/log.h"
 #include "anvil/runtime/registry.h"
@@ -15,21 +16,22 @@ void call_hook(const char* name) {
   if (std::optional<Function> hook = Registry::find(name)) hook->call({});
 }
 
-// Checks the version and the session constructor of kInitServer (spec §2.6.1).
-void init_server(const Request& q, const std::string& loop_name) {
+// Checks the version and the session constructor of kInitServer (spec §2.6.1). rpc.Connect
+// opens the next hop of a multi-hop session (relay.h), returned for the loop to relay to.
+std::optional<NextHop> init_server(const Request& q, const std::string& loop_name, const Limits& limits) {
   if (q.version != kProtocolVersion) {
     runtime_error("Server[", loop_name, "]: Client protocol version mismatch with the server  server protocol=",
                   kProtocolVersion, ", client protocol=", q.version);
   }
-  if (q.args.empty()) return;
+  if (q.args.empty()) return std::nullopt;
   if (q.args[0].kind != WireKind::kString) {
     type_error("InitServer: the session constructor name must be a string, not ", q.args[0].describe());
   }
   const std::string& ctor = q.args[0].s;
-  if (ctor == "rpc.LocalSession" && q.args.size() == 1) return;
-  // Sessions that relay to another server would make this one a proxy; not offered.
+  if (ctor == "rpc.LocalSession" && q.args.size() == 1) return std::nullopt;
+  if (ctor == kConnectConstructor) return connect_next_hop(std::span<const WireValue>(q.args).subspan(1), limits);
   not_implemented_error("InitServer: session constructor '", ctor,
-                        "' is not supported by the Anvil RPC server (only rpc.LocalSession)");
+                        "' is not supported by the Anvil RPC server (only rpc.LocalSession and rpc.Connect)");
 }
 
 }  // namespace
@@ -67,11 +69,12 @@ ServeResult serve_connection(Endpoint& ep, const std::string& loop_name) {
       std::vector<WireValue> reply;
       std::optional<std::string_view> ack;
       std::optional<std::string> failure;
+      std::optional<NextHop> hop;
       try {
         auto code = static_cast<RPCCode>(q.code);
         if (code == RPCCode::kInitServer) {
           if (initialized) runtime_error("Server has already been initialized");
-          init_server(q, loop_name);
+          hop = init_server(q, loop_name, ep.limits());
           initialized = true;
           reply.push_back(WireValue::none());
         } else if (!initialized) {
@@ -95,6 +98,12 @@ ServeResult serve_connection(Endpoint& ep, const std::string& loop_name) {
         ep.send_copy_ack(*ack);
       } else {
         ep.send_return(reply);
+      }
+      if (hop) {
+        // A multi-hop session: from here on this server only relays (relay.h).
+        ServeResult relayed = relay_session(ep, *hop);
+        relayed.requests += result.requests;
+        return relayed;
       }
     }
   } catch (const ProtocolError& e) {

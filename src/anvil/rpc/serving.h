@@ -2,7 +2,8 @@
 // for kInitServer, then answers calls, syscalls and copies from a LocalSession until kShutdown
 // or a clean close. Errors of a request go back as kException and the session goes on; a
 // malformed packet, an oversized length, a timeout or a broken stream end the connection with
-// a reason — never the process.
+// a reason — never the process. A kInitServer with the session constructor rpc.Connect turns the
+// rest of the connection into a relay to the next hop (relay.h).
 #pragma once
 
 #include <string>
