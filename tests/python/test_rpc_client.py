@@ -418,6 +418,76 @@ def test_tracker_request_gives_up(tracker):
     ts.close()
 
 
+# -- remote timing and copies (TVM's Module.time_evaluator, Tensor.copyto) ---------------------------
+
+def test_remote_module_time_evaluator(ours, rng):
+    require(TEST_KERNELS.exists(), f"{TEST_KERNELS} not built (target anvil_test_kernels)")
+    sess = connect(ours)
+    sess.upload(str(TEST_KERNELS), "kernels.so")
+    mod = sess.load_module("kernels.so")
+    dev = sess.cpu(0)
+    x = rng.standard_normal(1000).astype("float32")
+    a, b = anvil.tensor(x, dev), anvil.empty((1000,), "float32", dev)
+    timer = mod.time_evaluator("add_one", dev, number=5, repeat=3)
+    result = timer(a, b)
+    assert isinstance(result, anvil.runtime.BenchmarkResult)
+    assert len(result.results) == 3 and all(t > 0 for t in result.results), result.results
+    assert result.min <= result.mean <= result.max
+    np.testing.assert_allclose(b.numpy(), x + 1, rtol=1e-6)  # the timed calls ran on the server
+    # TVM's keywords, passed to the server's evaluator.
+    longer = mod.time_evaluator("add_one", dev, number=1, repeat=2, min_repeat_ms=2, cooldown_interval_ms=1,
+                                repeats_to_cooldown=1, limit_zero_time_iterations=10, cache_flush_bytes=1024)(a, b)
+    assert len(longer.results) == 2 and all(t > 0 for t in longer.results)
+    with pytest.raises(rpc.RPCError, match="no function named 'no_such_kernel'"):
+        mod.time_evaluator("no_such_kernel", dev)
+    with pytest.raises(NotImplementedError, match="f_preproc"):
+        mod.time_evaluator("add_one", dev, f_preproc="no.such.preproc")
+    with pytest.raises(rpc.RPCError):
+        mod.time_evaluator("add_one", dev, number=0)
+    # The session goes on after those errors.
+    assert len(timer(a, b).results) == 3
+    sess.close()
+
+
+def test_remote_tensor_copyto(server, rng):
+    sess = connect(server)
+    dev = sess.cpu(0)
+    x = rng.standard_normal((5, 7)).astype("float32")
+    a = anvil.tensor(x, dev)
+    b = a.copyto(dev)  # a new tensor on the server, copied there
+    assert isinstance(b, rpc.RemoteTensor) and b.shape == (5, 7)
+    np.testing.assert_array_equal(b.numpy(), x)
+    a.copyfrom(np.zeros_like(x))
+    np.testing.assert_array_equal(b.numpy(), x)  # a copy, not a view
+    local = a.copyto(anvil.cpu(0))  # back to this machine
+    assert isinstance(local, anvil.Tensor)
+    np.testing.assert_array_equal(local.numpy(), np.zeros_like(x))
+    target = sess.empty((5, 7), "float32", dev)
+    assert b.copyto(target) is target
+    np.testing.assert_array_equal(target.numpy(), x)
+    host = anvil.empty((5, 7), "float32")
+    assert b.copyto(host) is host
+    np.testing.assert_array_equal(host.numpy(), x)
+    up = anvil.tensor(x + 1).copyto(dev)  # a local tensor to the server, as TVM's copyto does
+    assert isinstance(up, rpc.RemoteTensor)
+    np.testing.assert_array_equal(up.numpy(), x + 1)
+    anvil.tensor(x + 2).copyto(target)
+    np.testing.assert_array_equal(target.numpy(), x + 2)
+    with pytest.raises(ValueError, match="cannot be copied"):
+        b.copyto(sess.empty((3,), "float32", dev))
+    with pytest.raises(TypeError):
+        b.copyto("cpu")
+    # Between two sessions the data goes through this machine.
+    with rpc.LocalSession() as other:
+        c = b.copyto(other.cpu(0))
+        np.testing.assert_array_equal(c.numpy(), x)
+        d = other.tensor(x * 3)
+        d.copyto(target)
+        np.testing.assert_array_equal(target.numpy(), x * 3)
+        del c, d
+    sess.close()
+
+
 # -- multi-hop sessions (session_constructor_args=["rpc.Connect", ...]) ------------------------------
 
 @pytest.fixture

@@ -150,7 +150,15 @@ void init_rpc(nb::module_& m) {
             nb::gil_scoped_release release;
             r.copy_from(host);
           },
-          "Copies a CPU tensor or numpy array (same shape and dtype) into the remote tensor.");
+          "Copies a CPU tensor or numpy array (same shape and dtype) into the remote tensor.")
+      .def(
+          "_copy_to_remote",
+          [](const PyRemoteTensor& t, const PyRemoteTensor& dst) {
+            rpc::RemoteTensor from = as_remote(t), to = as_remote(dst);
+            nb::gil_scoped_release release;
+            from.copy_to(to);
+          },
+          "Copies into another remote tensor: on the server when both are in one session.");
 
   nb::class_<rpc::RPCSession>(sub, "RPCSession", "A session with an RPC server (Anvil or Apache TVM).")
       .def_static(

@@ -7,11 +7,13 @@
 # work when `remote_dev` came from a session (sess.cpu(0), sess.device(...)): importing this
 # package wraps anvil.tensor / anvil.empty so that a RemoteDevice routes to its session; any other
 # device goes to the original functions unchanged. `sess.tensor(...)` / `sess.empty(...)` are the
-# same operations without the wrapper. Either returns a RemoteTensor (.numpy(), .copyfrom(), shape,
-# dtype, device), which passes to remote functions as the server-side tensor.
+# same operations without the wrapper. Either returns a RemoteTensor (.numpy(), .copyfrom(),
+# .copyto(), shape, dtype, device), which passes to remote functions as the server-side tensor;
+# anvil.Tensor.copyto(remote_dev) uploads. RemoteModule.time_evaluator times on the server.
 """Remote procedure calls to an Anvil or Apache TVM RPC server (TVM's ``tvm.rpc`` API)."""
 import os
 import shutil
+import struct
 import sys
 import tempfile
 from pathlib import Path
@@ -125,6 +127,37 @@ class RemoteModule:
     def __getitem__(self, name):
         return self.get_function(name)
 
+    def time_evaluator(self, func_name, dev, number=10, repeat=1, min_repeat_ms=0, limit_zero_time_iterations=100,
+                       cooldown_interval_ms=0, repeats_to_cooldown=1, cache_flush_bytes=0, f_preproc=""):
+        """Time ``func_name`` on the server (TVM's ``Module.time_evaluator``, run remotely by
+        ``runtime.RPCTimeEvaluator``, so the network is not in the measurement).
+
+        Returns a callable taking the function's arguments (RemoteTensors, ...) that returns a
+        BenchmarkResult, as the local time_evaluator does: ``.results`` holds `repeat` values,
+        each the mean seconds per call of `number` calls, after one warm-up call.
+        `min_repeat_ms` raises `number` until one repeat lasts that long;
+        `limit_zero_time_iterations` caps the repeats that measure zero; `cooldown_interval_ms`
+        sleeps after every `repeats_to_cooldown` repeats; `cache_flush_bytes` flushes that much
+        cache before each repeat; `f_preproc` may be "cache_flush_cpu_non_first_arg".
+        """
+        from ..runtime.vm import BenchmarkResult
+
+        if isinstance(dev, RemoteDevice) and dev._rpc_session is not self._session:
+            raise ValueError("time_evaluator: the device belongs to another RPC session")
+        if not isinstance(dev, Device):
+            raise TypeError(f"time_evaluator: dev must be a device (e.g. session.cpu(0)), not {type(dev).__name__}")
+        feval = self._session._builtin("runtime.RPCTimeEvaluator")(
+            self, func_name, dev.device_type, dev.device_id, number, repeat, min_repeat_ms,
+            limit_zero_time_iterations, cooldown_interval_ms, repeats_to_cooldown, cache_flush_bytes, f_preproc)
+
+        def evaluator(*args):
+            blob = bytes(feval(*args))
+            if len(blob) % 8:
+                raise RPCError(f"time_evaluator: the server sent {len(blob)} bytes, not a list of float64")
+            return BenchmarkResult(struct.unpack(f"@{len(blob) // 8}d", blob))
+
+        return evaluator
+
     @property
     def handle(self):
         """The underlying anvil.runtime.Module."""
@@ -154,6 +187,33 @@ def _rt_copyfrom(self, source):
     return self
 
 
+def _rt_copyto(self, target):
+    """Copy the tensor to `target` (TVM's ``Tensor.copyto``) and return the copy.
+
+    `target` is a device — one of this session (the copy stays on the server), of another
+    session, or a local one (the data comes back here) — or a tensor of the same shape and dtype
+    to fill: a RemoteTensor or a local anvil.Tensor.
+    """
+    if isinstance(target, RemoteTensor):
+        self._copy_to_remote(target)
+        return target
+    if isinstance(target, _ffi.Tensor):
+        target.copyfrom(self.numpy())
+        return target
+    if isinstance(target, RemoteDevice):
+        out = target._rpc_session.empty(self.shape, self.dtype, target)
+        self._copy_to_remote(out)
+        return out
+    if isinstance(target, Device):
+        return _ffi_tensor_on(self.numpy(), target)
+    raise TypeError(f"RemoteTensor.copyto: target must be a device or a tensor, not {type(target).__name__}")
+
+
+def _ffi_tensor_on(array, dev):
+    pkg = sys.modules[__name__.rpartition(".")[0]]
+    return pkg.tensor(array, dev)
+
+
 def _rt_repr(self):
     return f"<anvil.rpc.RemoteTensor shape={tuple(self.shape)}, dtype={self.dtype}, device=remote[{self.device!r}]>"
 
@@ -161,6 +221,7 @@ def _rt_repr(self):
 RemoteTensor.numpy = _rt_numpy
 RemoteTensor.asnumpy = _rt_numpy
 RemoteTensor.copyfrom = _rt_copyfrom
+RemoteTensor.copyto = _rt_copyto
 RemoteTensor.__repr__ = _rt_repr
 RemoteTensor.__array__ = lambda self, dtype=None, copy=None: (
     self.numpy() if dtype is None else self.numpy().astype(dtype))
@@ -468,6 +529,21 @@ def _install_remote_dispatch():
         new.__name__, new.__qualname__, new.__module__ = old.__name__, old.__qualname__, "anvil"
         new._anvil_rpc_dispatch = True
     pkg.tensor, pkg.empty = tensor, empty
+
+    # Tensor.copyto(remote_dev) uploads, as in TVM (a RemoteDevice is also a Device: without
+    # this the copy would land on the local device of that type).
+    local_copyto = _ffi.Tensor.copyto
+
+    def copyto(self, target):
+        if isinstance(target, RemoteDevice):
+            return target._rpc_session.tensor(self, target)
+        if isinstance(target, RemoteTensor):
+            return target.copyfrom(self)
+        return local_copyto(self, target)
+
+    copyto.__doc__ = (local_copyto.__doc__ or "") + "\n\nA device or tensor of an RPC session: copies to its server."
+    _ffi.Tensor.copyto = copyto
+
 
 
 _install_remote_dispatch()

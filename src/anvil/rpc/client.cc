@@ -62,6 +62,19 @@ void RemoteTensor::copy_to_bytes(void* data, size_t nbytes) const {
   node_->session->copy_from_remote(node_->meta, data, nbytes);
 }
 
+void RemoteTensor::copy_to(RemoteTensor dst) const {
+  if (dst.shape() != shape() || !(dst.dtype() == dtype())) {
+    value_error("RemoteTensor::copy_to: a ", shape_to_string(shape()), " ", dtype(), " tensor cannot be copied into a ",
+                shape_to_string(dst.shape()), " ", dst.dtype(), " one");
+  }
+  if (dst.node_->session != node_->session) {
+    dst.copy_from(to_host());
+    return;
+  }
+  WireValue args[] = {WireValue::tensor_ptr(node_->meta), WireValue::tensor_ptr(dst.node_->meta), WireValue::none()};
+  node_->session->syscall(RPCCode::kCopyAmongRemote, args);
+}
+
 Tensor RemoteTensor::to_host() const {
   Tensor out = Tensor::empty(shape(), dtype());
   copy_to_bytes(out.data(), out.nbytes());

@@ -82,6 +82,9 @@ class RemoteTensor {
   // Remote -> host.
   Tensor to_host() const;
   void copy_to_bytes(void* data, size_t nbytes) const;
+  // Remote -> remote: into dst (same shape and dtype). On the server (CopyAmongRemote) when dst
+  // is in the same session, else through host memory.
+  void copy_to(RemoteTensor dst) const;
 
   // The Value to pass this tensor to a remote function.
   Value value() const { return Value::object(Ref<Object>(node_)); }
