@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs every test: C++ unit tests (ctest), Python tests (pytest), the
-# runtime tests again under AddressSanitizer + UndefinedBehaviorSanitizer (clang), and a short
-# libFuzzer run over each parser of outside input. Exit status is non-zero if anything failed.
+# Sets up, builds and runs every test: C++ unit tests (ctest), Python tests (pytest), a
+# runtime-only build (the deployable part builds and links without the compiler), the tests
+# again under AddressSanitizer + UndefinedBehaviorSanitizer (clang), and a short libFuzzer run
+# over each parser of outside input. Exit status is non-zero if anything failed.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -22,6 +23,11 @@ step "Python tests (pytest)"
 # shellcheck source=/dev/null
 source scripts/env.sh
 python3 -m pytest tests/python -q -p no:cacheprovider || failed+=("pytest")
+
+step "runtime-only build (build-rt/: -DANVIL_RUNTIME_ONLY=ON, no compiler target exists)"
+# What deploys on a device builds without the compiler, LLVM or protobuf: the runtime, anvil-rpc
+# and the runtime-only example; then the include and link checks run in that tree.
+bash scripts/check_runtime_only.sh build-rt || failed+=("runtime-only build")
 
 step "sanitizer + fuzz build (clang, ASan+UBSan, build-san/)"
 # The second compiler: clang builds everything but the Python extension and the benchmarks,
