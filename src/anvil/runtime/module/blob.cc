@@ -81,10 +81,12 @@ Module unpack_module_tree(std::string_view blob, const Module& host_library) {
   if (version != kBlobVersion)
     value_error("module blob: version ", version, " is not supported by this runtime (it reads version ",
                 kBlobVersion, "); rebuild the library with a matching Anvil");
-  header.get<uint32_t>("flags");
+  if (uint32_t flags = header.get<uint32_t>("flags"); flags != 0)
+    value_error("module blob: flags word is ", flags, ", but blob version ", kBlobVersion, " defines no flags");
   uint64_t payload_size = header.get<uint64_t>("payload size");
   uint32_t checksum = header.get<uint32_t>("checksum");
-  header.get<uint32_t>("reserved");
+  if (uint32_t reserved = header.get<uint32_t>("reserved"); reserved != 0)
+    value_error("module blob: header reserved word is ", reserved, ", must be 0");
   if (payload_size != header.remaining())
     value_error("module blob: header says ", payload_size, " payload bytes but ", header.remaining(),
                 " follow (truncated or corrupt)");

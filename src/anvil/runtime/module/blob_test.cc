@@ -68,14 +68,34 @@ TEST_F(BlobTest, CorruptionIsDetected) {
   Tensor w;
   std::string blob = pack_module_tree(sample_tree(&w), is_stub);
   Module host(make_object<HostStub>());
-  // Flip one bit at every position: magic, version, size or checksum checks must catch it.
+  // Flip one bit at every position, header words included: magic, version, flags, size,
+  // checksum and reserved checks must catch it.
   for (size_t i = 0; i < blob.size(); ++i) {
     std::string bad = blob;
     bad[i] = static_cast<char>(bad[i] ^ 0x10);
-    if (i >= 12 && i < 16) continue;  // the flags word is reserved and ignored
-    if (i >= 28 && i < 32) continue;  // reserved
     EXPECT_THROW(unpack_module_tree(bad, host), Error) << "flip at " << i;
   }
+}
+
+TEST_F(BlobTest, NonZeroFlagsAndReservedAreRejected) {
+  Tensor w;
+  std::string blob = pack_module_tree(sample_tree(&w), is_stub);
+  Module host(make_object<HostStub>());
+  auto expect_error = [&](size_t offset, uint32_t value, const std::string& fragment) {
+    std::string bad = blob;
+    std::memcpy(bad.data() + offset, &value, 4);
+    try {
+      unpack_module_tree(bad, host);
+      FAIL() << "accepted " << fragment << " = " << value;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kValue);
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  expect_error(12, 1, "flags word is 1");
+  expect_error(12, 0x80000000u, "flags word is 2147483648");
+  expect_error(28, 1, "reserved word is 1");
+  expect_error(28, 0xFFFFFFFFu, "reserved word is 4294967295");
 }
 
 TEST_F(BlobTest, VersionMismatchSaysSo) {
