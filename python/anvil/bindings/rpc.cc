@@ -6,6 +6,7 @@
 //   RPCError, RPCSessionTimeoutError  the Python faces of the C++ errors of the same names; a
 //                 remote error of another kind (ValueError, ...) is raised as a subclass of both
 //                 RPCError and that Python type.
+//   tracker_codes() the tracker protocol's codes (rpc/tracker_codes.def) for anvil.rpc.tracker.
 // Remote objects that remote functions return come back as anvil.runtime.Object with type_key
 // "rpc.RemoteTensor"; RemoteTensor.from_object (used by anvil.rpc) turns them into RemoteTensors.
 #include <nanobind/stl/optional.h>
@@ -21,6 +22,7 @@
 #include "anvil/rpc/client.h"
 #include "anvil/rpc/protocol.h"
 #include "anvil/rpc/spawn_session.h"
+#include "anvil/rpc/tracker_codes.h"
 #include "bindings.h"
 #include "object_ref.h"
 
@@ -111,6 +113,16 @@ void init_rpc(nb::module_& m) {
   sub.attr("RPCError") = nb::handle(g_rpc_error);
   sub.attr("RPCSessionTimeoutError") = nb::handle(g_rpc_timeout_error);
   nb::register_exception_translator(translate);
+
+  sub.def(
+      "tracker_codes",
+      [] {
+        nb::dict codes;
+        for (const rpc::TrackerCodeName& entry : rpc::kTrackerCodeNames)
+          codes[nb::str(entry.name.data(), entry.name.size())] = static_cast<int>(entry.code);
+        return codes;
+      },
+      "The tracker protocol's codes, {name: value} (src/anvil/rpc/tracker_codes.def).");
 
   sub.def(
       "module_get_function",

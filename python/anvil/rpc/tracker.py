@@ -1,27 +1,28 @@
-# The tracker client (TVM's tvm.rpc.client.TrackerSession), in pure Python: a TCP connection, the
-# 4-byte magic exchange, then one length-prefixed JSON request and its reply at a time (spec
+# The tracker client (TVM's tvm.rpc.client.TrackerSession) in Python: a TCP connection, the 4-byte
+# magic exchange, then one length-prefixed JSON request and its reply at a time (spec
 # tvm-rpc-protocol.md §4.1-4.7). Unlike TVM, every wait can be bounded: `timeout` (seconds, None for
-# none) applies to connecting and to each reply, REQUEST included.
+# none) applies to connecting and to each reply, REQUEST included. The codes come from the C++
+# table (src/anvil/rpc/tracker_codes.def) through the bindings.
 """Tracker sessions: ask an RPC tracker for a server by device key."""
 import json
 import socket
 import struct
 import time
 
+from .. import _ffi
+
 RPC_TRACKER_MAGIC = 0x2F271
 _MAX_REPLY = 64 << 20
 
 
 class TrackerCode:
-    FAIL = -1
-    SUCCESS = 0
-    PING = 1
-    STOP = 2
-    PUT = 3
-    REQUEST = 4
-    UPDATE_INFO = 5
-    SUMMARY = 6
-    GET_PENDING_MATCHKEYS = 7
+    """The tracker protocol's codes (TVM's ``TrackerCode``): ``TrackerCode.PUT``, ... ."""
+
+
+# One list for C++ and Python: src/anvil/rpc/tracker_codes.def, read through the bindings.
+for _name, _value in _ffi.rpc.tracker_codes().items():
+    setattr(TrackerCode, _name, _value)
+del _name, _value
 
 
 def _recv_exact(sock, n):

@@ -7,6 +7,7 @@
 
 #include "anvil/rpc/log.h"
 #include "anvil/rpc/protocol.h"
+#include "anvil/rpc/tracker_codes.h"
 
 namespace anvil::rpc {
 namespace {
@@ -21,7 +22,7 @@ constexpr auto kReconnectInterval = std::chrono::seconds(5);
 // TVM's rule: a key missing from the pending set for more than (4 + 2) / 2 ticks is rotated.
 constexpr int kMissingTicksBeforeRotate = 4;
 
-enum TrackerCode : int { kSuccess = 0, kPut = 3, kUpdateInfo = 5, kGetPendingMatchKeys = 7 };
+using enum TrackerCode;  // tracker_codes.def
 
 std::string dump(const Json& j) { return j.dump(-1, ' ', /*ensure_ascii=*/true); }
 
@@ -106,7 +107,7 @@ void TrackerLink::tick() {
     }
     if (now < next_poll_) return;
     next_poll_ = now + kPollInterval;
-    Json pending = Json::parse(request(dump(Json::array({kGetPendingMatchKeys}))));
+    Json pending = Json::parse(request(dump(Json::array({kGetPendingMatchkeys}))));
     if (!pending.is_array()) throw ProtocolError("GET_PENDING_MATCHKEYS did not answer a list");
     bool present = false;
     for (const Json& k : pending) present = present || (k.is_string() && k.get<std::string>() == match_key_);

@@ -16,6 +16,7 @@
 #include "anvil/rpc/proxy/pairing.h"
 #include "anvil/rpc/proxy/peer.h"
 #include "anvil/rpc/proxy/tracker_reporter.h"
+#include "anvil/rpc/tracker_codes.h"
 
 namespace anvil::rpc::proxy {
 namespace {
@@ -24,7 +25,7 @@ using Clock = std::chrono::steady_clock;
 using Json = nlohmann::json;
 constexpr auto kTrackerPeriod = std::chrono::seconds(2);
 constexpr auto kAllocTimeout = std::chrono::seconds(5);
-enum TrackerCode : int { kSuccess = 0, kPut = 3, kUpdateInfo = 5, kGetPendingMatchKeys = 7 };
+using enum TrackerCode;  // tracker_codes.def
 
 }  // namespace
 
@@ -165,7 +166,7 @@ struct Proxy::Impl : PeerOwner {
   }
 
   void poll_tracker() {
-    tracker->call(Json::array({kGetPendingMatchKeys}), [this](std::optional<Json> reply) {
+    tracker->call(Json::array({kGetPendingMatchkeys}), [this](std::optional<Json> reply) {
       if (!reply || !reply->is_array()) return;
       std::set<std::string> pending;
       for (const Json& k : *reply) {

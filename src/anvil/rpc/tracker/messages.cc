@@ -70,21 +70,6 @@ UpdateInfoRequest parse_update_info(const Json& msg) {
 
 }  // namespace
 
-std::string_view tracker_code_name(int code) {
-  switch (code) {
-    case -1: return "FAIL";
-    case 0: return "SUCCESS";
-    case 1: return "PING";
-    case 2: return "STOP";
-    case 3: return "PUT";
-    case 4: return "REQUEST";
-    case 5: return "UPDATE_INFO";
-    case 6: return "SUMMARY";
-    case 7: return "GET_PENDING_MATCHKEYS";
-    default: return "UNKNOWN";
-  }
-}
-
 Message parse_message(std::string_view payload) {
   if (payload.empty()) reject("empty message");
   if (json_nesting_depth(payload) > kMaxJsonDepth) reject(str_cat("JSON nested deeper than ", kMaxJsonDepth));

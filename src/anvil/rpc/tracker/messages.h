@@ -13,17 +13,13 @@
 #include <vector>
 
 #include "anvil/rpc/tracker/py_json.h"
+#include "anvil/rpc/tracker_codes.h"
 
 namespace anvil::rpc::tracker {
 
-enum class TrackerCode : int {
-#define ANVIL_TRACKER_CODE(name, value) name = value,
-#include "anvil/rpc/tracker/tracker_codes.def"
-#undef ANVIL_TRACKER_CODE
-};
-
-// "PUT", "REQUEST", ...; "UNKNOWN" otherwise.
-std::string_view tracker_code_name(int code);
+// The codes and their names (tracker_codes.def, shared with the server and the proxy).
+using rpc::TrackerCode;
+using rpc::tracker_code_name;  // "PUT", "REQUEST", ...; "UNKNOWN" otherwise
 
 constexpr int32_t kTrackerMagic = 0x2F271;           // RPC_TRACKER_MAGIC, bytes 71 F2 02 00
 constexpr std::size_t kMaxFrameBytes = 1u << 20;     // TVM's MAX_TRACKER_MSG_BYTES
