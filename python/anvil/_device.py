@@ -1,8 +1,8 @@
 # Device constructors with TVM's names: anvil.cpu(0), anvil.cuda(1), anvil.device("vulkan:0").
-from ._ffi import Device
+from ._ffi import Device, device_type_codes
 
-# DLPack device type codes.
-_CPU, _CUDA, _OPENCL, _VULKAN = 1, 2, 4, 7
+# DLPack device type codes, from runtime/device_types.def.
+_CPU, _CUDA, _OPENCL, _VULKAN = (device_type_codes()[name] for name in ("cpu", "cuda", "opencl", "vulkan"))
 
 
 def cpu(dev_id=0):

@@ -27,6 +27,15 @@ nb::object device_attr(const Device& d, DeviceAttr attr) {
 }  // namespace
 
 void init_device(nb::module_& m) {
+  m.def(
+      "device_type_codes",
+      [] {
+        nb::dict codes;
+        for (const DeviceTypeName& entry : device_type_names())
+          codes[nb::str(entry.name.data(), entry.name.size())] = entry.code;
+        return codes;
+      },
+      "Every device name and alias of runtime/device_types.def with its DLPack code, {name: code}.");
   auto cls = nb::class_<Device>(m, "Device", "A device: a DLPack device type and an ordinal, e.g. cpu(0), cuda(1).");
   cls.def(
          "__init__",

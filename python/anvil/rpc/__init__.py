@@ -32,10 +32,10 @@ RemoteTensor = _C.RemoteTensor
 _RPCSessionImpl = _C.RPCSession
 _Object = _ffi.Object
 
-# DLPack device type codes and TVM's names for them.
-_CPU, _CUDA, _OPENCL, _VULKAN = 1, 2, 4, 7
-_DEVICE_NAMES = {"cpu": 1, "llvm": 1, "c": 1, "cuda": 2, "gpu": 2, "nvptx": 2, "cl": 4, "opencl": 4,
-                 "vulkan": 7, "metal": 8, "rocm": 10, "ext_dev": 12, "hexagon": 16, "webgpu": 15}
+# DLPack device type codes and TVM's names for them: runtime/device_types.def, through the
+# bindings. Hexagon (16) is among them: the server may have one, though this build cannot.
+_DEVICE_NAMES = _ffi.device_type_codes()
+_CPU, _CUDA, _OPENCL, _VULKAN = (_DEVICE_NAMES[name] for name in ("cpu", "cuda", "opencl", "vulkan"))
 
 
 class RemoteDevice(Device):

@@ -2,6 +2,7 @@
 #include "anvil/runtime/device.h"
 
 #include <charconv>
+#include <string>
 #include <ostream>
 
 #include "anvil/base/error.h"
@@ -9,36 +10,63 @@
 namespace anvil {
 namespace {
 
-struct DeviceName {
-  DLDeviceType type;
-  std::string_view name;
+constexpr DeviceTypeName kDeviceNames[] = {
+#define ANVIL_DEVICE_TYPE(code, name) {code, name, false},
+#define ANVIL_DEVICE_ALIAS(code, name)
+#include "anvil/runtime/device_types.def"
+#undef ANVIL_DEVICE_TYPE
+#undef ANVIL_DEVICE_ALIAS
+#define ANVIL_DEVICE_TYPE(code, name)
+#define ANVIL_DEVICE_ALIAS(code, name) {code, name, true},
+#include "anvil/runtime/device_types.def"
+#undef ANVIL_DEVICE_TYPE
+#undef ANVIL_DEVICE_ALIAS
 };
 
-// DLPack 0.8 codes 14 and 15 (oneAPI, WebGPU) are spelled as numbers: Debian's header predates
-// them. Hexagon (16) is left out: it lies outside that header's enum range. Canonical names first; aliases after (used for parsing only).
-constexpr DeviceName kDeviceNames[] = {
-    {kDLCPU, "cpu"},         {kDLCUDA, "cuda"},       {kDLCUDAHost, "cuda_host"},
-    {kDLOpenCL, "opencl"},   {kDLVulkan, "vulkan"},   {kDLMetal, "metal"},
-    {kDLVPI, "vpi"},         {kDLROCM, "rocm"},       {kDLROCMHost, "rocm_host"},
-    {kDLExtDev, "ext_dev"},  {kDLCUDAManaged, "cuda_managed"},
-    {DLDeviceType(14), "oneapi"}, {DLDeviceType(15), "webgpu"},
-    {kDLCPU, "llvm"},        {kDLCPU, "c"},           {kDLOpenCL, "cl"},
-    {kDLCUDA, "gpu"},        {kDLROCM, "hip"},
-};
+// The largest value the header's DLDeviceType can hold: its enumerators end at kDLCUDAManaged
+// (13), so its values are those of a 4-bit field. A newer header with more enumerators fails here,
+// and this bound (and Hexagon's exclusion in device_types.def) can be revisited.
+static_assert(kDLCUDAManaged == 13, "a new DLPack header: recheck kMaxDeviceTypeCode");
+constexpr int32_t kMaxDeviceTypeCode = 15;
+
+const DeviceTypeName* find_code(int32_t code) {
+  for (const auto& entry : kDeviceNames)
+    if (!entry.alias && entry.code == code) return &entry;
+  return nullptr;
+}
+
+std::string expected_names() {
+  std::string out;
+  for (const auto& entry : kDeviceNames) {
+    if (!device_type_fits(entry.code)) continue;
+    out += out.empty() ? "" : ", ";
+    out += entry.name;
+  }
+  return out;
+}
 
 }  // namespace
 
-std::string_view device_type_name(DLDeviceType type) {
-  for (const auto& entry : kDeviceNames)
-    if (entry.type == type) return entry.name;
-  return "unknown";
+std::span<const DeviceTypeName> device_type_names() { return kDeviceNames; }
+
+bool device_type_fits(int32_t code) { return code <= kMaxDeviceTypeCode && find_code(code) != nullptr; }
+
+std::string_view device_code_name(int32_t code) {
+  const DeviceTypeName* entry = find_code(code);
+  return entry != nullptr ? entry->name : "unknown";
 }
 
+std::string_view device_type_name(DLDeviceType type) { return device_code_name(static_cast<int32_t>(type)); }
+
 DLDeviceType device_type_from_name(std::string_view name) {
-  for (const auto& entry : kDeviceNames)
-    if (entry.name == name) return entry.type;
-  value_error("unknown device '", name,
-              "': expected cpu, cuda, opencl (cl), vulkan, metal, rocm, webgpu, oneapi or ext_dev");
+  for (const auto& entry : kDeviceNames) {
+    if (entry.name != name) continue;
+    if (!device_type_fits(entry.code))
+      value_error("device '", name, "' (DLPack code ", entry.code,
+                  ") cannot be held by this build's DLPack DLDeviceType, which ends at ", kMaxDeviceTypeCode);
+    return static_cast<DLDeviceType>(entry.code);
+  }
+  value_error("unknown device '", name, "': expected one of ", expected_names());
 }
 
 Device Device::parse(std::string_view text) {

@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <map>
+#include <string>
 
 #include "anvil/base/error.h"
 #include "anvil/runtime/device_api.h"
@@ -22,6 +25,49 @@ TEST(Device, ParsesNamesAndAliases) {
 
 TEST(Device, RejectsUnknownNamesAndBadIndices) {
   for (const char* bad : {"tpu", "cpu:", "cpu:-1", "cpu:x", ""}) EXPECT_THROW(Device::parse(bad), Error) << bad;
+}
+
+// device_types.def is the only list: every row parses back to its code, canonical names print
+// as themselves, each code has exactly one canonical name, aliases print as their canonical name.
+TEST(Device, EveryTableNameRoundTrips) {
+  std::map<int32_t, int> canonical_count;
+  for (const DeviceTypeName& entry : device_type_names()) {
+    if (!entry.alias) ++canonical_count[entry.code];
+    if (!device_type_fits(entry.code)) continue;
+    DLDeviceType type = device_type_from_name(entry.name);
+    EXPECT_EQ(static_cast<int32_t>(type), entry.code) << entry.name;
+    if (!entry.alias) EXPECT_EQ(device_type_name(type), entry.name);
+    EXPECT_EQ(Device::parse(std::string(entry.name) + ":3").to_string(), std::string(device_code_name(entry.code)) + ":3");
+  }
+  for (const DeviceTypeName& entry : device_type_names())
+    EXPECT_EQ(canonical_count[entry.code], 1) << "code " << entry.code << " (" << entry.name << ")";
+  EXPECT_EQ(canonical_count.size(), 14u);  // DLPack 0.8: 1-4, 7-16
+  // TVM's aliases, which the Python side used to list on its own.
+  for (const char* alias : {"llvm", "c", "gpu", "nvptx", "cl", "hip"})
+    EXPECT_TRUE(std::any_of(device_type_names().begin(), device_type_names().end(),
+                            [&](const DeviceTypeName& e) { return e.alias && e.name == alias; }))
+        << alias;
+}
+
+// Hexagon's code is named but cannot live in this build's DLDeviceType: refused with its code.
+TEST(Device, HexagonIsNamedButRefusedAsADevice) {
+  EXPECT_EQ(device_code_name(16), "hexagon");
+  EXPECT_FALSE(device_type_fits(16));
+  EXPECT_TRUE(device_type_fits(15));
+  for (int32_t code : {0, 5, 6, 17, -1}) EXPECT_FALSE(device_type_fits(code)) << code;
+  try {
+    device_type_from_name("hexagon");
+    FAIL() << "hexagon parsed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kValue);
+    EXPECT_NE(std::string(e.what()).find("code 16"), std::string::npos) << e.what();
+  }
+  try {
+    device_type_from_name("tpu");
+    FAIL() << "tpu parsed";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cpu, cuda, cuda_host, opencl, vulkan"), std::string::npos) << e.what();
+  }
 }
 
 TEST(DeviceAPI, CpuAllocIsAlignedAndCopies) {

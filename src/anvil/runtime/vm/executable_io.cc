@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "anvil/runtime/device.h"
 #include "anvil/runtime/module/blob.h"
 #include "anvil/runtime/module/byte_io.h"
 #include "anvil/runtime/tensor.h"
@@ -43,17 +44,9 @@ std::string_view section_name(uint32_t id) {
   }
 }
 
-// Device types a constant may name: the DLPack types device.cc knows, minus Hexagon (16), which
-// lies outside the range of DLDeviceType in the DLPack header we build with (enumerators 1..13,
-// so values 0..15) and so cannot be held in a DLDeviceType without undefined behaviour. Listed
-// here rather than asked of device_type_name(), which would have to be passed the cast value.
-constexpr int32_t kKnownDeviceTypes[] = {
-    kDLCPU,  kDLCUDA,     kDLCUDAHost, kDLOpenCL, kDLVulkan,      kDLMetal,         kDLVPI,
-    kDLROCM, kDLROCMHost, kDLExtDev,   kDLCUDAManaged, 14 /* oneAPI */, 15 /* WebGPU */};
-
-bool is_known_device_type(int32_t type) {
-  return std::find(std::begin(kKnownDeviceTypes), std::end(kKnownDeviceTypes), type) != std::end(kKnownDeviceTypes);
-}
+// Device types a constant may name: those of runtime/device_types.def that a DLDeviceType of
+// this build can hold (not Hexagon's 16; see that file).
+bool is_known_device_type(int32_t type) { return device_type_fits(type); }
 
 std::string_view kind_text(uint8_t tag) {
   if (tag > static_cast<uint8_t>(ValueKind::kObject)) return "unknown";
