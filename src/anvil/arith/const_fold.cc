@@ -68,10 +68,10 @@ PrimExpr fold_int(ExprKind k, DataType t, int64_t a, int64_t b) {
       return int_result(t, a == kMin && b == -1 ? kMin : a / b);
     case ExprKind::kFloorDiv:
       if (b == 0) return PrimExpr();
-      return int_result(t, a == kMin && b == -1 ? kMin : floordiv_i64(a, b));
+      return int_result(t, floordiv_i64(a, b));  // kMin // -1 wraps
     case ExprKind::kFloorMod:
       if (b == 0) return PrimExpr();
-      return int_result(t, b == -1 ? 0 : floormod_i64(a, b));
+      return int_result(t, floormod_i64(a, b));
     case ExprKind::kMin: return int_result(t, std::min(a, b));
     case ExprKind::kMax: return int_result(t, std::max(a, b));
     case ExprKind::kAnd: return int_result(t, (a != 0 && b != 0) ? 1 : 0);
@@ -113,18 +113,6 @@ PrimExpr fold_float(ExprKind k, DataType t, double a, double b) {
 
 // The evaluator's rounding (ir/float16.h for float16/bfloat16), so folding and evaluation agree.
 double round_float(DataType t, double v) { return ir::round_float(v, t); }
-
-int64_t floordiv_i64(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
-int64_t floormod_i64(int64_t a, int64_t b) {
-  int64_t r = a % b;
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
-}
 
 PrimExpr fold_binary(ExprKind k, const PrimExpr& a, const PrimExpr& b) {
   if (a.dtype() != b.dtype() || a.dtype().lanes() != 1) return PrimExpr();

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "anvil/base/int_math.h"
 #include "anvil/ir/expr.h"
 
 namespace anvil::arith {
@@ -19,9 +20,10 @@ std::optional<int64_t> wrap_int(ir::DataType t, int64_t v);
 // v rounded to the precision and range of float type t (round to nearest even; overflow to inf).
 double round_float(ir::DataType t, double v);
 
-// floor division and modulo on int64 (b != 0): floordiv(-7, 2) = -4, floormod(-7, 2) = 1.
-int64_t floordiv_i64(int64_t a, int64_t b);
-int64_t floormod_i64(int64_t a, int64_t b);
+// floor division and modulo on int64 (b != 0): floordiv(-7, 2) = -4, floormod(-7, 2) = 1;
+// kMin // -1 wraps. Defined once in base/int_math.h.
+using anvil::floordiv_i64;
+using anvil::floormod_i64;
 
 // a OP b for two immediates of one scalar dtype (kind one of the binary ExprKinds). The result
 // is an immediate (bool for comparisons), or undefined when it is not folded.

@@ -4,6 +4,8 @@
 #include <bit>
 #include <numeric>
 
+#include "anvil/base/int_math.h"
+
 namespace anvil::arith {
 
 using namespace ir;
@@ -14,12 +16,8 @@ using i128 = __int128;
 
 bool fits(i128 v) { return v >= INT64_MIN && v <= INT64_MAX; }
 
-i128 floormod128(i128 a, i128 b) {
-  i128 r = a % b;
-  return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
-}
-
-i128 floordiv128(i128 a, i128 b) { return (a - floormod128(a, b)) / b; }
+i128 floormod128(i128 a, i128 b) { return floor_mod(a, b); }  // base/int_math.h
+i128 floordiv128(i128 a, i128 b) { return floor_div(a, b); }
 
 i128 gcd128(i128 a, i128 b) {
   if (a < 0) a = -a;

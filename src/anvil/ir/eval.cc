@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "anvil/base/error.h"
+#include "anvil/base/int_math.h"
 #include "anvil/ir/float16.h"
 #include "anvil/ir/printer.h"
 
@@ -20,17 +21,6 @@ EvalValue make_value(DataType t) {
 
 // Lane l of v, broadcasting scalars.
 const EvalScalar& lane(const EvalValue& v, int l) { return v.lanes[v.lanes.size() == 1 ? 0 : static_cast<size_t>(l)]; }
-
-int64_t floordiv_int(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-int64_t floormod_int(int64_t a, int64_t b) {
-  int64_t r = a % b;
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
-}
 
 template <ExprKind K>
 EvalScalar int_op(int64_t a, int64_t b, DataType t, const PrimExprNode* node) {
@@ -52,9 +42,9 @@ EvalScalar int_op(int64_t a, int64_t b, DataType t, const PrimExprNode* node) {
     } else if constexpr (K == ExprKind::kDiv) {
       r.i = a / b;
     } else if constexpr (K == ExprKind::kFloorDiv) {
-      r.i = floordiv_int(a, b);
+      r.i = floor_div(a, b);
     } else {
-      r.i = floormod_int(a, b);
+      r.i = floor_mod(a, b);
     }
   }
   if constexpr (K == ExprKind::kMin) r.i = is_unsigned ? static_cast<int64_t>(std::min(ua, ub)) : std::min(a, b);

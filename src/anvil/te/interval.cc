@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "anvil/base/int_math.h"
 #include "anvil/ir/expr_functor.h"
 #include "anvil/ir/expr_ops.h"
 #include "anvil/ir/structural_equal.h"
@@ -17,11 +18,6 @@ std::optional<int64_t> cint(const PrimExpr& e) {
 
 PrimExpr imm_like(const PrimExpr& a, const PrimExpr& b, int64_t v) {
   return ir::int_imm(v, a.as<ir::IntImmNode>() ? b.dtype() : a.dtype());
-}
-
-int64_t floordiv64(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
 }  // namespace
@@ -72,14 +68,14 @@ PrimExpr fold_mul(const PrimExpr& a, const PrimExpr& b) {
 
 PrimExpr fold_floordiv(const PrimExpr& a, const PrimExpr& b) {
   auto ca = cint(a), cb = cint(b);
-  if (ca && cb && *cb != 0) return imm_like(a, b, floordiv64(*ca, *cb));
+  if (ca && cb && *cb != 0) return imm_like(a, b, floordiv_i64(*ca, *cb));
   if (cb && *cb == 1) return a;
   return ir::floordiv(a, b);
 }
 
 PrimExpr fold_floormod(const PrimExpr& a, const PrimExpr& b) {
   auto ca = cint(a), cb = cint(b);
-  if (ca && cb && *cb != 0) return imm_like(a, b, *ca - floordiv64(*ca, *cb) * *cb);
+  if (ca && cb && *cb != 0) return imm_like(a, b, *ca - floordiv_i64(*ca, *cb) * *cb);
   if (cb && *cb == 1) return imm_like(a, b, 0);
   return ir::floormod(a, b);
 }
@@ -100,7 +96,7 @@ PrimExpr fold_max(const PrimExpr& a, const PrimExpr& b) {
 
 PrimExpr fold_ceildiv(const PrimExpr& a, const PrimExpr& b) {
   auto ca = cint(a), cb = cint(b);
-  if (ca && cb && *cb > 0) return imm_like(a, b, floordiv64(*ca + *cb - 1, *cb));
+  if (ca && cb && *cb > 0) return imm_like(a, b, floordiv_i64(*ca + *cb - 1, *cb));
   if (cb && *cb == 1) return a;
   return fold_floordiv(fold_add(a, fold_sub(b, imm_like(b, a, 1))), b);
 }
@@ -197,7 +193,7 @@ class IntervalEval {
     if (!x) return std::nullopt;
     if (div) return Interval{fold_floordiv(x->lo, b), fold_floordiv(x->hi, b)};
     auto lo = cint(x->lo), hi = cint(x->hi);
-    if (lo && hi && floordiv64(*lo, *cb) == floordiv64(*hi, *cb))
+    if (lo && hi && floordiv_i64(*lo, *cb) == floordiv_i64(*hi, *cb))
       return Interval{fold_floormod(x->lo, b), fold_floormod(x->hi, b)};
     return Interval{ir::int_imm(0, e_dtype(a)), ir::int_imm(*cb - 1, e_dtype(a))};
   }

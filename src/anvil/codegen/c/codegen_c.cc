@@ -53,6 +53,7 @@ static const char* anvil_kind_name(int32_t k) {
 static const char* anvil_code_name(int c) {
   return c == 0 ? "int" : c == 1 ? "uint" : c == 2 ? "float" : c == 4 ? "bfloat" : c == 6 ? "bool" : "type";
 }
+/* floor division as base/int_math.h (checked by codegen_conformance_test.cc) */
 static int64_t anvil_floordiv(int64_t a, int64_t b) {
   int64_t q = a / b, r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;

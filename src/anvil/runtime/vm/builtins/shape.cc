@@ -10,6 +10,7 @@
 #include <limits>
 #include <optional>
 
+#include "anvil/base/int_math.h"
 #include "anvil/runtime/registry.h"
 #include "anvil/runtime/vm/builtins/builtins.h"
 
@@ -141,24 +142,6 @@ Value make_shape(Args args) {
                            int_arg(kMakeShape, args, at + 1, "value"), at);
   }
   return Value::shape(std::move(dims));
-}
-
-// Floor division and modulo (Python's // and %): the quotient rounds toward minus infinity and
-// the remainder takes the divisor's sign, unlike C++'s truncation.
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if (a % b != 0 && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-int64_t floor_mod(int64_t a, int64_t b) {
-  int64_t r = a % b;
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
-}
-int64_t ceil_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if (a % b != 0 && ((a < 0) == (b < 0))) ++q;
-  return q;
 }
 
 int64_t apply_shape_op(const std::string& op, int64_t a, int64_t b) {
