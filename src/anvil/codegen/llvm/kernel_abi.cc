@@ -7,11 +7,29 @@
 #include <llvm/IR/GlobalVariable.h>
 #include <llvm/IR/Module.h>
 
+#include <cstddef>
+
 #include "anvil/base/error.h"
+#include "anvil/runtime/c_abi.h"
 #include "anvil/runtime/module/library_module.h"
 
 namespace anvil::codegen {
 namespace {
+
+// The struct types below spell runtime/c_abi.h out field by field; these fail the build when the
+// header gains, loses or moves a field (kernel_abi_test.cc checks every offset and size under
+// LLVM's DataLayout, and the function types against the C declarations).
+constexpr size_t kPtr = sizeof(void*);
+static_assert(sizeof(AnvilValue) == 16 && offsetof(AnvilValue, reserved) == 4 && offsetof(AnvilValue, v_int64) == 8,
+              "AnvilValue changed: update kernel_abi_types().value and AnvilValueField");
+static_assert(sizeof(AnvilRuntimeApi) == 8 + 6 * kPtr && offsetof(AnvilRuntimeApi, error_set) == 8 &&
+                  offsetof(AnvilRuntimeApi, function_call) == 8 + 5 * kPtr,
+              "AnvilRuntimeApi changed: update kernel_abi_types().runtime_api and RuntimeApiField");
+static_assert(offsetof(AnvilParallelEnv, num_task) == kPtr,
+              "AnvilParallelEnv changed: update kernel_abi_types().parallel_env and ParallelEnvField");
+static_assert(offsetof(DLTensor, device) == kPtr && offsetof(DLTensor, ndim) == kPtr + 8 &&
+                  offsetof(DLTensor, byte_offset) == offsetof(DLTensor, strides) + kPtr,
+              "DLTensor is not the layout kernel_abi_types().tensor mirrors");
 
 llvm::StructType* named_struct(llvm::LLVMContext& ctx, const char* name, llvm::ArrayRef<llvm::Type*> fields) {
   if (auto* existing = llvm::StructType::getTypeByName(ctx, name)) return existing;
