@@ -7,7 +7,6 @@
 #include "anvil/base/error.h"
 #include "anvil/ir/expr_ops.h"
 #include "anvil/ir/printer.h"
-#include "anvil/te/interval.h"
 #include "anvil/te/lower_state.h"
 #include "anvil/tir/stmt_functor.h"
 

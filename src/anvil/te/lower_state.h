@@ -9,12 +9,25 @@
 #include <vector>
 
 #include "anvil/arith/analyzer.h"
+#include "anvil/arith/interval.h"
 #include "anvil/ir/expr_functor.h"
-#include "anvil/te/interval.h"
 #include "anvil/te/schedule.h"
 #include "anvil/tir/stmt.h"
 
 namespace anvil::te {
+
+// Symbolic interval arithmetic and the folding builders of bound inference (arith/interval.h).
+using arith::eval_interval;
+using arith::fold_add;
+using arith::fold_ceildiv;
+using arith::fold_floordiv;
+using arith::fold_floormod;
+using arith::fold_max;
+using arith::fold_min;
+using arith::fold_mul;
+using arith::fold_sub;
+using arith::Interval;
+using arith::RelaxSpec;
 
 struct StageInfo {
   Stage stage;

@@ -3,13 +3,16 @@
 
 #include <unordered_set>
 
+#include "anvil/arith/interval.h"
 #include "anvil/base/error.h"
 #include "anvil/ir/expr_functor.h"
 #include "anvil/ir/printer.h"
-#include "anvil/te/interval.h"
 #include "anvil/te/reduction.h"
 
 namespace anvil::te {
+
+using arith::fold_sub;
+
 namespace {
 
 // Tensors indexed while a compute's fcompute runs: compute() learns its inputs from them.

@@ -1,6 +1,8 @@
-// Index arithmetic for bound inference: small constant-folding builders (so that inferred
-// extents read "4", not "3 - 0 + 1") and interval evaluation of integer index expressions.
-// Internal to te/ (lowering); the general simplifier is anvil/arith's.
+// Symbolic interval arithmetic for bound inference (TE lowering): small constant-folding builders
+// (so that inferred extents read "4", not "3 - 0 + 1") and interval evaluation of integer index
+// expressions whose ends are expressions. Its constant-interval counterpart is
+// Analyzer::const_int_bound (analyzer.h); interval_test.cc checks that the two agree, and both
+// take floor division from base/int_math.h. The general simplifier is simplify.h.
 #pragma once
 
 #include <functional>
@@ -10,7 +12,7 @@
 
 #include "anvil/ir/expr.h"
 
-namespace anvil::te {
+namespace anvil::arith {
 
 using ir::PrimExpr;
 
@@ -43,4 +45,4 @@ struct RelaxSpec {
 // is not an index expression this understands (a load depending on relaxed variables, ...).
 std::optional<Interval> eval_interval(const PrimExpr& e, const RelaxSpec& spec);
 
-}  // namespace anvil::te
+}  // namespace anvil::arith
