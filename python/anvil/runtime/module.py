@@ -11,6 +11,8 @@ def load_module(path):
     Parameters
     ----------
     path : str or os.PathLike
+        The library file. A name without a directory (``"k.so"``) is the file in the working
+        directory, as in TVM: the library search path is never consulted.
 
     Returns
     -------
@@ -20,7 +22,8 @@ def load_module(path):
     Raises
     ------
     OSError
-        When the file is missing or is not a loadable shared library.
+        When the file is missing, is not a loadable shared library (the ELF checks of
+        ``docs/abi.md``) or was built by TVM rather than Anvil.
     """
     return _ffi.get_global_func("runtime.load_module")(os.fspath(path))
 

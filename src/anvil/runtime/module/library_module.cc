@@ -2,6 +2,7 @@
 #include "anvil/runtime/module/library_module.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <sys/stat.h>
 
 #include <cstring>
@@ -17,7 +18,8 @@ namespace {
 
 class LibraryModuleNode final : public ModuleNode {
  public:
-  LibraryModuleNode(std::string path, void* handle) : path_(std::move(path)), handle_(handle) {}
+  LibraryModuleNode(std::string path, void* handle, ElfLoadInfo layout, uintptr_t base)
+      : path_(std::move(path)), handle_(handle), layout_(std::move(layout)), base_(base) {}
   // Functions from this library hold a reference to this node, so when it dies nothing can
   // call into the library any more.
   ~LibraryModuleNode() override { dlclose(handle_); }
@@ -35,12 +37,32 @@ class LibraryModuleNode final : public ModuleNode {
     std::vector<std::string> names;
     auto* table = static_cast<const char*>(dlsym(handle_, kFunctionNamesSymbol));
     if (table == nullptr) return names;
-    // NUL-separated names ending with an empty name; capped so a corrupt table cannot run away.
-    for (int i = 0; i < 1 << 20 && *table; ++i) {
-      names.emplace_back(table);
-      table += names.back().size() + 1;
+    // NUL-separated names ending with an empty name; read only inside the library's segment, so
+    // a corrupt table cannot run away.
+    uint64_t limit = readable_bytes(table);
+    for (uint64_t at = 0; at < limit && table[at] != '\0';) {
+      const void* nul = std::memchr(table + at, '\0', limit - at);
+      if (nul == nullptr) break;
+      names.emplace_back(table + at);
+      at += names.back().size() + 1;
     }
     return names;
+  }
+
+  // True when [p, p + n) lies inside this library's readable (or, `for_writing`, writable and
+  // never write-protected) memory.
+  bool holds(const void* p, uint64_t n, bool for_writing = false) const {
+    auto addr = reinterpret_cast<uintptr_t>(p);
+    return addr >= base_ && layout_.contains(addr - base_, n, for_writing);
+  }
+
+  // How many bytes from p on lie inside the same readable segment (0 when p is outside).
+  uint64_t readable_bytes(const void* p) const {
+    auto addr = reinterpret_cast<uintptr_t>(p);
+    if (addr < base_) return 0;
+    for (const ElfLoadInfo::Range& r : layout_.segments)
+      if (addr - base_ >= r.begin && addr - base_ < r.end) return r.end - (addr - base_);
+    return 0;
   }
 
   const std::string& path() const { return path_; }
@@ -48,6 +70,8 @@ class LibraryModuleNode final : public ModuleNode {
  private:
   std::string path_;
   void* handle_;
+  ElfLoadInfo layout_;
+  uintptr_t base_;
 };
 
 }  // namespace
@@ -76,26 +100,48 @@ Module load_library_module(const std::string& path) {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) io_error("load_module: cannot open '", path, "': ", std::strerror(errno));
   if (!S_ISREG(st.st_mode)) io_error("load_module: '", path, "' is not a regular file");
-  check_elf_library(path);
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ElfLoadInfo layout = check_elf_library(path);
+  // dlopen searches the library path for a name without a slash (and finds a system library of
+  // the same name first); here a name always means the file that was just checked.
+  const std::string open_path = path.find('/') == std::string::npos ? "./" + path : path;
+  void* handle = dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = dlerror();
     io_error("load_module: '", path, "' is not a loadable shared library: ", why ? why : "unknown dlopen error");
   }
-  Module library(make_object<LibraryModuleNode>(path, handle));
+  struct link_map* map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr) {
+    dlclose(handle);
+    io_error("load_module: '", path, "': cannot find where the library was loaded");
+  }
+  auto node = make_object<LibraryModuleNode>(path, handle, std::move(layout), static_cast<uintptr_t>(map->l_addr));
+  const LibraryModuleNode& lib = *node;
+  Module library(std::move(node));
+  // The loader's own symbols are read (and one written) only where the ELF check saw them.
+  auto symbol = [&](const char* name, uint64_t bytes, bool for_writing = false) -> void* {
+    void* p = dlsym(handle, name);
+    if (p != nullptr && !lib.holds(p, bytes, for_writing))
+      io_error("load_module: '", path, "' is not a loadable shared library: its symbol ", name, " lies outside its ",
+               for_writing ? "writable " : "", "segments");
+    return p;
+  };
 
-  if (auto* version = static_cast<const uint32_t*>(dlsym(handle, kAbiVersionSymbol))) {
+  if (auto* version = static_cast<const uint32_t*>(symbol(kAbiVersionSymbol, sizeof(uint32_t)))) {
     if (*version > ANVIL_ABI_VERSION)
       value_error("load_module: '", path, "' was built for kernel ABI version ", *version,
                   " but this runtime supports up to version ", ANVIL_ABI_VERSION);
   }
-  if (auto* slot = static_cast<const AnvilRuntimeApi**>(dlsym(handle, kRuntimeApiSymbol))) *slot = AnvilGetRuntimeApi();
+  if (auto* slot = static_cast<const AnvilRuntimeApi**>(symbol(kRuntimeApiSymbol, sizeof(void*), true)))
+    *slot = AnvilGetRuntimeApi();
 
   auto* blob = static_cast<const char*>(dlsym(handle, kBlobSymbol));
   if (blob == nullptr) return library;
-  auto* blob_size = static_cast<const uint64_t*>(dlsym(handle, kBlobSizeSymbol));
+  auto* blob_size = static_cast<const uint64_t*>(symbol(kBlobSizeSymbol, sizeof(uint64_t)));
   if (blob_size == nullptr)
     value_error("load_module: '", path, "' has a module blob but no ", kBlobSizeSymbol, " symbol");
+  if (!lib.holds(blob, *blob_size))
+    value_error("load_module: '", path, "': the module blob's size (", *blob_size,
+                " bytes) runs past the end of its segment (the library is corrupt)");
   try {
     return unpack_module_tree(std::string_view(blob, *blob_size), library);
   } catch (const Error& e) {

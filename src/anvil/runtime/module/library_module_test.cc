@@ -2,6 +2,7 @@
 #include "anvil/runtime/module/library_module.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -130,6 +131,33 @@ TEST(LibraryModuleLoad, BadFilesGiveIOErrors) {
   expect_io((dir / "anvil_truncated.so").string(), "not a loadable shared library");
   std::filesystem::remove(dir / "anvil_not_a_library.so");
   std::filesystem::remove(dir / "anvil_truncated.so");
+}
+
+// A name without a slash is the file in the working directory, never a search of the library
+// path: right after exporting "k.so", load_module("k.so") loads it, and a local file named like a
+// system library is what loads, not the system one.
+TEST(LibraryModuleLoad, NameWithoutSlashIsTheFileInTheWorkingDirectory) {
+  register_runtime_functions();
+  auto cwd = std::filesystem::current_path();
+  auto dir = std::filesystem::temp_directory_path() / ("anvil_bare_name_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  for (const char* name : {"anvil_local_kernels.so", "libm.so.6"})
+    std::filesystem::copy_file(ANVIL_TEST_KERNELS, dir / name, std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::current_path(dir);
+  std::vector<std::string> failures;
+  for (const char* name : {"anvil_local_kernels.so", "libm.so.6"}) {
+    try {
+      Module m = Module::load_from_file(name);
+      auto names = m.node()->list_functions();
+      if (names.empty() || names[0] != "add_one") failures.push_back(std::string(name) + ": loaded another library");
+      else if (m["sum_ints"](40, 2).as_int() != 42) failures.push_back(std::string(name) + ": wrong result");
+    } catch (const Error& e) {
+      failures.push_back(std::string(name) + ": " + e.what());
+    }
+  }
+  std::filesystem::current_path(cwd);
+  std::filesystem::remove_all(dir);
+  for (const std::string& f : failures) ADD_FAILURE() << f;
 }
 
 TEST(LibraryModuleLoad, NewerAbiIsRefused) {
