@@ -1,5 +1,16 @@
-// float32 vector width of a CPU target (see vector_width.h).
+// float32 vector width of a CPU target (see vector_width.h). What a CPU has comes from LLVM's
+// own tables, the ones its code generator uses: X86TargetParser for named CPUs (with the features
+// each implies), sys::getHostCPUFeatures for the host (as codegen/llvm/llvm_target.cc resolves
+// "llvm"), and LLVM's implication rules for -mattr changes (-avx2 also clears avx512f).
+// vector_width_test.cc checks the answer against the code generator's subtarget for every x86 CPU
+// LLVM knows.
 #include "anvil/ops/cpu/vector_width.h"
+
+#include <llvm/ADT/SmallVector.h>
+#include <llvm/ADT/StringMap.h>
+#include <llvm/TargetParser/Host.h>
+#include <llvm/TargetParser/Triple.h>
+#include <llvm/TargetParser/X86TargetParser.h>
 
 #include <optional>
 #include <string>
@@ -8,12 +19,11 @@
 namespace anvil::ops {
 namespace {
 
-bool has_feature(const std::vector<std::string>& list, const std::string& name, bool current) {
-  for (const std::string& f : list) {  // later entries win, as in LLVM
-    if (f == "+" + name) current = true;
-    if (f == "-" + name) current = false;
-  }
-  return current;
+// Turns a feature on or off with everything LLVM says follows from it (on: the features it
+// implies; off: the features that imply it), as clang and LLVM's subtarget do.
+void set_feature(llvm::StringMap<bool>& features, llvm::StringRef name, bool on) {
+  llvm::X86::updateImpliedFeatures(name, on, features);
+  features[name] = on;
 }
 
 }  // namespace
@@ -21,29 +31,28 @@ bool has_feature(const std::vector<std::string>& list, const std::string& name, 
 int vector_lanes_of(const Target& target) {
   std::optional<std::string> cpu = target.get_string("mcpu");
   std::optional<std::string> triple = target.get_string("mtriple");
-  bool host = !triple && (!cpu || *cpu == "native");
-  bool avx512 = false, avx2 = false;
-#if defined(__x86_64__) || defined(__i386__)
-  if (host) {
-    avx512 = __builtin_cpu_supports("avx512f");
-    avx2 = __builtin_cpu_supports("avx2");
-  }
-#endif
+  llvm::Triple host(llvm::sys::getProcessTriple());
+  llvm::Triple arch = triple ? llvm::Triple(llvm::Triple::normalize(*triple)) : host;
+  if (!arch.isX86()) return 4;
+  llvm::StringMap<bool> features;
   if (cpu && *cpu != "native") {
-    const std::string& c = *cpu;
-    bool knows_512 = c.find("avx512") != std::string::npos || c == "x86-64-v4" || c == "znver4" ||
-                     c == "skylake-avx512" || c == "cascadelake" || c == "cooperlake" || c == "icelake-server" ||
-                     c == "icelake-client" || c == "tigerlake" || c == "sapphirerapids" || c == "cannonlake";
-    avx512 = knows_512;
-    avx2 = knows_512 || c == "x86-64-v3" || c == "haswell" || c == "broadwell" || c == "skylake" || c == "znver1" ||
-           c == "znver2" || c == "znver3" || c == "alderlake";
+    if (llvm::X86::parseArchX86(*cpu) != llvm::X86::CK_None) {
+      llvm::SmallVector<llvm::StringRef, 64> list;
+      llvm::X86::getFeaturesForCPU(*cpu, list);  // the CPU's own list, without what it implies
+      for (llvm::StringRef f : list) set_feature(features, f, true);
+    }
+  } else if (arch.getArch() == host.getArch()) {
+    // The host, as codegen/llvm/llvm_target.cc resolves -mcpu absent or native on the host's
+    // architecture (-mcpu=native with another architecture is its error; 4 lanes here).
+    llvm::sys::getHostCPUFeatures(features);
   }
   if (auto mattr = target.get_list("mattr")) {
-    avx512 = has_feature(*mattr, "avx512f", avx512);
-    avx2 = has_feature(*mattr, "avx2", avx2) || avx512;
+    for (const std::string& item : *mattr) {  // "+f" / "-f" (target.cc checks the sign); later wins
+      if (item.size() >= 2) set_feature(features, llvm::StringRef(item).drop_front(), item[0] == '+');
+    }
   }
-  if (avx512) return 16;
-  if (avx2) return 8;
+  if (features.lookup("avx512f")) return 16;
+  if (features.lookup("avx2")) return 8;
   return 4;
 }
 
