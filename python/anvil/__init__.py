@@ -30,7 +30,7 @@ for _cls in (runtime.Module, runtime.Object):
     _cls.__module__ = "anvil.runtime"
 del _cls
 
-__version__ = "0.1.0"
+__version__ = _ffi.__version__  # CMakeLists.txt's project(VERSION), compiled in
 
 __all__ = [
     "Device",

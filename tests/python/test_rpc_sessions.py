@@ -3,6 +3,7 @@
 # work directory removed on close, a dead child reported at once (not a hang), the child reaped on
 # close, TVM's descriptor convention and binaries given as bytes.
 import os
+import re
 import signal
 import subprocess
 import time
@@ -159,6 +160,26 @@ def test_local_sessions_are_separate():
         assert b.listdir(".") == []
     # The session functions were never registered process-wide.
     assert anvil.get_global_func("tvm.rpc.server.upload", allow_missing=True) is None
+
+
+def test_local_session_is_quiet_unless_asked(capfd):
+    # Issue #14.5: every upload and load printed a server INFO line into the user's program.
+    if not TEST_KERNELS.exists():
+        pytest.skip(f"{TEST_KERNELS} not built (target anvil_test_kernels)")
+    capfd.readouterr()
+    with rpc.LocalSession() as sess:
+        sess.upload(b"quiet", "q.txt")
+        sess.upload(str(TEST_KERNELS), "kernels.so")
+        sess.load_module("kernels.so")
+    out, err = capfd.readouterr()
+    assert "INFO" not in err and "upload" not in err and "load_module" not in err, err
+    with rpc.LocalSession(verbose=True) as sess:
+        sess.upload(b"loud", "l.txt")
+        sess.upload(str(TEST_KERNELS), "kernels.so")
+        sess.load_module("kernels.so")
+    out, err = capfd.readouterr()
+    assert re.search(r"INFO anvil\.rpc\[\d+\] upload l\.txt \(4 bytes\)", err), err
+    assert "load_module kernels.so" in err, err
 
 
 def test_local_session_calls_python_functions():

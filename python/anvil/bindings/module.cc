@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "anvil/codegen/module_source.h"
+#include "anvil/rpc/cli.h"
 #include "anvil/runtime/register.h"
 #include "bindings.h"
 #include "te_bindings.h"
@@ -12,6 +13,9 @@ using namespace anvil::python;
 
 NB_MODULE(_ffi, m) {
   m.doc() = "Anvil's C++ runtime and compiler, bound with nanobind (use the `anvil` package instead).";
+  // CMake's project(VERSION), the one place the version is written (anvil-rpc --version too).
+  std::string_view version = anvil::rpc::cli::version();
+  m.attr("__version__") = nb::str(version.data(), version.size());
   anvil::register_runtime_functions();
   anvil::codegen::register_codegen_functions();
   // A Python callable held by C++ that refers back to its holder (a Function kept in a global it

@@ -187,13 +187,14 @@ void init_rpc(nb::module_& m) {
           nb::arg("auth_token") = nb::none(), nb::arg("session_constructor_args") = nb::list())
       .def_static(
           "local",
-          [](const std::string& work_root) {
+          [](const std::string& work_root, bool verbose) {
             rpc::LocalConnectOptions o;
             o.work_root = work_root;
+            o.verbose = verbose;
             nb::gil_scoped_release release;
             return rpc::connect_local(o);
           },
-          nb::arg("work_root") = "", "An in-process session (rpc::connect_local).")
+          nb::arg("work_root") = "", nb::arg("verbose") = false, "An in-process session (rpc::connect_local).")
       .def_static(
           "popen",
           [](const std::vector<std::string>& command, bool tvm_pipe_args, double exit_timeout) {

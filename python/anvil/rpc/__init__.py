@@ -416,10 +416,14 @@ class LocalSession(RPCSession):
     ----------
     work_root : str or PathLike, optional
         Where to create the work directory (default: $TMPDIR, else /tmp).
+    verbose : bool
+        Log the session's server-side INFO lines (each upload, each module load) to stderr, as a
+        server would; by default only warnings and errors are printed.
     """
 
-    def __init__(self, work_root=None):
-        super().__init__(_RPCSessionImpl.local(os.fspath(work_root) if work_root is not None else ""))
+    def __init__(self, work_root=None, verbose=False):
+        super().__init__(_RPCSessionImpl.local(os.fspath(work_root) if work_root is not None else "",
+                                               verbose=bool(verbose)))
 
     def __repr__(self):
         return "<anvil.rpc.LocalSession>"

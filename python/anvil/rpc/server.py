@@ -10,7 +10,7 @@ import threading
 import time
 from collections import deque
 
-_BIND_LINE = re.compile(r"bind to ([^\s:]+):(\d+)")
+_BIND_LINE = re.compile(r"bind to (\[[^\]\s]+\]|[^\s:]+):(\d+)")  # "127.0.0.1:9091", "[::1]:9091"
 
 
 class Server:

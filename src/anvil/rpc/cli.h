@@ -2,7 +2,16 @@
 // them). Each parses its own flags (TVM's names and defaults) and returns the process exit code.
 #pragma once
 
+#include <string_view>
+
 namespace anvil::rpc {
+
+namespace cli {
+inline constexpr int kUsageError = 2;  // the exit status of every usage error (as getopt tools)
+// The project's version ("0.1.0"), from CMake's project(VERSION): the one source of truth
+// (cli_options.cc; `anvil-rpc --version` and each subcommand's --version print it).
+std::string_view version();
+}  // namespace cli
 
 int server_main(int argc, char** argv);   // anvil-rpc server ...  (server_cli.cc)
 int tracker_main(int argc, char** argv);  // anvil-rpc tracker ... (tracker/tracker_cli.cc)

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "anvil/rpc/address.h"
 #include "anvil/rpc/auth.h"
 #include "anvil/rpc/endpoint.h"
 #include "anvil/rpc/handshake.h"
@@ -149,7 +150,7 @@ void Server::run() {
 }
 
 void Server::run_listening() {
-  log_info("RPCServer: bind to ", options_.host, ":", port());
+  log_info("RPCServer: bind to ", format_host_port(options_.host, port()));
   if (options_.auth_token.empty() && !is_loopback_host(options_.host)) {
     // Not through the log level: --silent must not hide this.
     std::string warning = str_cat(

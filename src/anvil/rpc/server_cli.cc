@@ -11,6 +11,7 @@
 
 #include "anvil/rpc/auth.h"
 #include "anvil/rpc/cli.h"
+#include "anvil/rpc/cli_options.h"
 #include "anvil/rpc/log.h"
 #include "anvil/rpc/server.h"
 
@@ -54,13 +55,16 @@ int server_main(int argc, char** argv) {
       "Anvil RPC server: serves Apache TVM RPC clients (tvm.rpc.connect) and Anvil clients, one session at a "
       "time, each in its own process and temporary directory."};
   app.name("anvil-rpc server");
-  app.add_option("--host", o.host, "Address to bind (IPv4 literal or localhost); with --through-proxy, the proxy's")
+  cli::setup(app);
+  app.add_option("--host", o.host,
+                 "Address to bind: an IPv4 or IPv6 literal or a host name (localhost: 127.0.0.1); with "
+                 "--through-proxy, the proxy's")
       ->capture_default_str();
-  app.add_option("--port", o.port, "First port to try")->capture_default_str()->check(CLI::Range(0, 65535));
-  app.add_option("--port-end", o.port_end, "Exclusive end of the port search range")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 65536));
-  app.add_option("--tracker", o.tracker, "Tracker address host:port to register with (needs --key)");
+  cli::add_port_option(app, "--port", o.port, "First port to try")->capture_default_str();
+  cli::add_port_option(app, "--port-end", o.port_end, "Exclusive end of the port search range", 0, 65536)
+      ->capture_default_str();
+  app.add_option("--tracker", o.tracker, "Tracker address host:port to register with (needs --key)")
+      ->check(cli::host_port());
   app.add_option("--key", o.key, "Device key that clients (and the tracker) match")->capture_default_str();
   app.add_option("--custom-addr", o.custom_addr, "Address reported to the tracker instead of the peer IP");
   app.add_option("--load-library", load_library,
@@ -87,24 +91,18 @@ int server_main(int argc, char** argv) {
       ->group("");  // internal: used by RPCSession::spawn
   app.add_option("--max-sessions", o.max_sessions, "Exit after serving this many sessions (0: never)")
       ->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  if (std::optional<int> status = cli::parse(app, argc, argv)) return *status;
   hide_token_in_argv(argc, argv);
   if (o.auth_token.empty()) {
     const char* env = std::getenv(kAuthTokenEnv);
     if (env != nullptr) o.auth_token = env;
   }
   if (o.through_proxy && !o.tracker.empty()) {
-    log_error("--tracker cannot be combined with --through-proxy: start the proxy with --tracker instead, it "
-              "registers the servers that dial it");
-    return 2;
+    return cli::usage_error(app, "--tracker cannot be combined with --through-proxy: start the proxy with --tracker "
+                                 "instead, it registers the servers that dial it");
   }
   if (!o.tracker.empty() && o.key.empty()) {
-    log_error("Need key to present type of resource when tracker is available");
-    return 2;
+    return cli::usage_error(app, "--tracker needs --key (the type of device clients ask the tracker for)");
   }
   o.load_libraries = split_libraries(load_library);
   o.limits.idle_timeout_ms = static_cast<int>(std::min(idle_timeout_s * 1000.0, 2.0e9));
@@ -119,8 +117,7 @@ int server_main(int argc, char** argv) {
     if (!pipe_fds.empty()) {
       int read_fd = -1, write_fd = -1;
       if (std::sscanf(pipe_fds.c_str(), "%d,%d", &read_fd, &write_fd) != 2 || read_fd < 0 || write_fd < 0) {
-        log_error("--pipe-fds expects READ,WRITE descriptors, got '", pipe_fds, "'");
-        return 2;
+        return cli::usage_error(app, str_cat("--pipe-fds expects READ,WRITE descriptors, got '", pipe_fds, "'"));
       }
       return serve_pipe_session(read_fd, write_fd, o);
     }

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "anvil/rpc/local_session.h"
+#include "anvil/rpc/log.h"
 #include "anvil/rpc/server_functions.h"
 #include "anvil/rpc/serving.h"
 #include "anvil/runtime/register.h"
@@ -48,8 +49,11 @@ class ServingThread final : public ChannelPeer {
   explicit ServingThread(fs::path dir) : dir_(std::move(dir)) {}
   ~ServingThread() override { finish(); }
 
-  void start(Channel server_end, Limits limits, std::shared_ptr<const SessionFunctions> functions) {
-    thread_ = std::thread([outcome = outcome_, ch = std::move(server_end), limits, functions]() mutable {
+  void start(Channel server_end, Limits limits, std::shared_ptr<const SessionFunctions> functions, bool verbose) {
+    thread_ = std::thread([outcome = outcome_, ch = std::move(server_end), limits, functions, verbose]() mutable {
+      // The session's INFO lines (every upload, every load) are a server's log, not this
+      // program's output: shown only when asked for.
+      ScopedThreadLogLevel quiet(verbose ? LogLevel::kInfo : LogLevel::kWarning);
       std::string reason;
       try {
         ScopedSessionFunctions scope(std::move(functions));
@@ -194,7 +198,7 @@ RPCSession connect_local(const LocalConnectOptions& options) {
       server_functions(dir, std::min<uint64_t>(uint64_t{64} << 20, options.limits.max_packet_bytes)));
   auto [client, server] = channel_pair();
   auto peer = std::make_shared<ServingThread>(dir);
-  peer->start(std::move(server), options.limits, std::move(functions));
+  peer->start(std::move(server), options.limits, std::move(functions), options.verbose);
   client.attach_peer(peer);
   ConnectOptions connect;
   connect.limits = options.limits;

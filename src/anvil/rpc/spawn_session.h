@@ -29,6 +29,7 @@ namespace anvil::rpc {
 struct LocalConnectOptions {
   Limits limits;          // for both ends of the in-process connection
   std::string work_root;  // parent of the session's work directory ("" = $TMPDIR, else /tmp)
+  bool verbose = false;   // log the session's INFO lines (uploads, module loads) to stderr
 };
 
 // IOError when the work directory cannot be created.

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 
+#include "anvil/rpc/address.h"
 #include "anvil/rpc/log.h"
 #include "anvil/rpc/protocol.h"
 #include "anvil/rpc/tracker_codes.h"
@@ -31,15 +32,9 @@ std::string dump(const Json& j) { return j.dump(-1, ' ', /*ensure_ascii=*/true);
 TrackerLink::TrackerLink(const std::string& tracker, std::string key, int listen_port, std::string custom_addr)
     : key_(std::move(key)), listen_port_(listen_port), custom_addr_(std::move(custom_addr)),
       rng_(std::random_device{}()) {
-  size_t colon = tracker.rfind(':');
-  if (colon == std::string::npos || colon == 0) value_error("--tracker '", tracker, "' is not host:port");
-  host_ = tracker.substr(0, colon);
-  try {
-    port_ = std::stoi(tracker.substr(colon + 1));
-  } catch (const std::exception&) {
-    value_error("--tracker '", tracker, "' has no numeric port");
-  }
-  if (port_ <= 0 || port_ > 65535) value_error("--tracker '", tracker, "': port out of range");
+  HostPort hp = parse_host_port(tracker, "--tracker");
+  host_ = hp.host;
+  port_ = hp.port;
 }
 
 std::string TrackerLink::match_key() const { return match_key_.empty() ? key_ : match_key_; }

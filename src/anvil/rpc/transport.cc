@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "anvil/rpc/address.h"
 #include "anvil/rpc/protocol.h"
 
 namespace anvil::rpc {
@@ -67,21 +68,20 @@ int ms_until(Clock::time_point deadline) {
   return left > 0 ? static_cast<int>(std::min<int64_t>(left, INT_MAX)) : 0;
 }
 
-sockaddr_in parse_ipv4(const std::string& host, int port) {
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  std::string h = host == "localhost" ? "127.0.0.1" : host;
-  if (::inet_pton(AF_INET, h.c_str(), &addr.sin_addr) != 1) {
-    throw ChannelError(str_cat("'", host, "' is not an IPv4 address (or 'localhost')"));
+void set_port(SocketAddress& a, int port) {
+  if (a.family() == AF_INET) {
+    reinterpret_cast<sockaddr_in*>(&a.storage)->sin_port = htons(static_cast<uint16_t>(port));
+  } else {
+    reinterpret_cast<sockaddr_in6*>(&a.storage)->sin6_port = htons(static_cast<uint16_t>(port));
   }
-  return addr;
 }
 
-std::string address_text(const sockaddr_in& addr) {
-  char buf[INET_ADDRSTRLEN] = {0};
-  ::inet_ntop(AF_INET, &addr.sin_addr, buf, sizeof buf);
-  return str_cat(buf, ":", ntohs(addr.sin_port));
+int bound_port(int fd) {
+  sockaddr_storage bound{};
+  socklen_t len = sizeof bound;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
+  return bound.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
+                                     : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
 }
 
 }  // namespace
@@ -307,25 +307,27 @@ void TcpListener::close() {
 
 TcpListener TcpListener::bind(const std::string& host, int port, int port_end, int backlog) {
   if (port_end <= port) port_end = port + 1;
-  if (port < 0 || port_end > 65536) throw ChannelError(str_cat("port range [", port, ", ", port_end, ") is invalid"));
+  if (port < 0 || port > kMaxPort || port_end > kMaxPort + 1) {
+    throw ChannelError(str_cat("port range [", port, ", ", port_end, ") is invalid (ports are 0..", kMaxPort, ")"));
+  }
+  std::vector<SocketAddress> addresses = resolve_address(host, port, /*passive=*/true);
   std::string last_error;
   for (int p = port; p < port_end; ++p) {
-    sockaddr_in addr = parse_ipv4(host, p);
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) throw ChannelError(str_cat("socket failed: ", errno_text()));
-    int one = 1;
-    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && ::listen(fd, backlog) == 0) {
-      sockaddr_in bound{};
-      socklen_t len = sizeof bound;
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
-      TcpListener l;
-      l.fd_ = fd;
-      l.port_ = ntohs(bound.sin_port);
-      return l;
+    for (SocketAddress& addr : addresses) {
+      set_port(addr, p);
+      int fd = ::socket(addr.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (fd < 0) throw ChannelError(str_cat("socket failed: ", errno_text()));
+      int one = 1;
+      ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+      if (::bind(fd, addr.get(), addr.length) == 0 && ::listen(fd, backlog) == 0) {
+        TcpListener l;
+        l.fd_ = fd;
+        l.port_ = bound_port(fd);
+        return l;
+      }
+      last_error = errno_text();
+      ::close(fd);
     }
-    last_error = errno_text();
-    ::close(fd);
   }
   throw ChannelError(str_cat("cannot bind ", host, " on any port in [", port, ", ", port_end, "): ", last_error));
 }
@@ -333,7 +335,7 @@ TcpListener TcpListener::bind(const std::string& host, int port, int port_end, i
 std::optional<Channel> TcpListener::accept(int timeout_ms) {
   if (fd_ < 0) throw ChannelError("accept on a closed listener");
   if (!wait_fd(fd_, POLLIN, timeout_ms)) return std::nullopt;
-  sockaddr_in peer{};
+  sockaddr_storage peer{};
   socklen_t len = sizeof peer;
   int fd = ::accept(fd_, reinterpret_cast<sockaddr*>(&peer), &len);
   if (fd < 0) {
@@ -343,23 +345,38 @@ std::optional<Channel> TcpListener::accept(int timeout_ms) {
   set_cloexec(fd);
   int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  return Channel(fd, fd, address_text(peer));
+  return Channel(fd, fd, address_text(reinterpret_cast<sockaddr*>(&peer), len));
 }
 
 Channel tcp_connect(const std::string& host, int port, int timeout_ms) {
-  sockaddr_in addr = parse_ipv4(host, port);
-  std::string where = str_cat(host, ":", port);
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) throw ChannelError(str_cat("socket failed: ", errno_text()));
-  Channel ch(fd, fd, where);  // closes fd on any error below
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    if (errno != EINPROGRESS) throw ChannelError(str_cat("cannot connect to ", where, ": ", errno_text()));
-    if (!wait_fd(fd, POLLOUT, timeout_ms)) throw ChannelError(str_cat("connecting to ", where, " timed out"));
+  std::string where = format_host_port(host, port);
+  if (port < 1 || port > kMaxPort) throw ChannelError(str_cat("cannot connect to ", where, ": port out of range"));
+  std::vector<SocketAddress> addresses = resolve_address(host, port, /*passive=*/false);
+  auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  std::string last_error;
+  int fd = -1;
+  for (const SocketAddress& addr : addresses) {  // each address of a name in turn, within the one deadline
+    fd = ::socket(addr.family(), SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) throw ChannelError(str_cat("socket failed: ", errno_text()));
     int err = 0;
-    socklen_t len = sizeof err;
-    ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
-    if (err != 0) throw ChannelError(str_cat("cannot connect to ", where, ": ", std::strerror(err)));
+    if (::connect(fd, addr.get(), addr.length) != 0) {
+      err = errno;
+      if (err == EINPROGRESS) {
+        if (!wait_fd(fd, POLLOUT, timeout_ms < 0 ? -1 : ms_until(deadline))) {
+          ::close(fd);
+          throw ChannelError(str_cat("connecting to ", where, " timed out"));
+        }
+        socklen_t len = sizeof err;
+        ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+      }
+    }
+    if (err == 0) break;
+    last_error = std::strerror(err);
+    ::close(fd);
+    fd = -1;
   }
+  if (fd < 0) throw ChannelError(str_cat("cannot connect to ", where, ": ", last_error));
+  Channel ch(fd, fd, where);  // closes fd on any error below
   // Blocking from here on: every read and write is guarded by poll() with a deadline.
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   int one = 1;
@@ -368,12 +385,10 @@ Channel tcp_connect(const std::string& host, int port, int timeout_ms) {
 }
 
 std::string local_address(int fd) {
-  sockaddr_in addr{};
+  sockaddr_storage addr{};
   socklen_t len = sizeof addr;
   if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return "";
-  char buf[INET_ADDRSTRLEN] = {0};
-  ::inet_ntop(AF_INET, &addr.sin_addr, buf, sizeof buf);
-  return buf;
+  return address_host(reinterpret_cast<sockaddr*>(&addr), len);
 }
 
 }  // namespace anvil::rpc

@@ -115,7 +115,8 @@ class TcpListener {
   TcpListener& operator=(TcpListener&& other) noexcept;
 
   // Binds host:port for the first free port in [port, port_end) (port_end <= port: just port).
-  // host: an IPv4 literal, "localhost" or "0.0.0.0". ChannelError when no port is free.
+  // host: an IPv4 or IPv6 literal ("0.0.0.0", "::1") or a name ("localhost" is 127.0.0.1),
+  // resolved by address.h. ChannelError when it does not resolve or no port is free.
   static TcpListener bind(const std::string& host, int port, int port_end, int backlog = 1);
 
   int port() const { return port_; }
@@ -129,10 +130,11 @@ class TcpListener {
   int port_ = 0;
 };
 
-// Connects to host:port within timeout_ms. ChannelError naming the address on failure.
+// Connects to host:port (an IPv4/IPv6 literal or a name: each of its addresses in turn) within
+// timeout_ms. ChannelError naming the address on failure.
 Channel tcp_connect(const std::string& host, int port, int timeout_ms);
 
-// The IPv4 address of the local end of a connected socket ("127.0.0.1").
+// The address of the local end of a connected socket ("127.0.0.1", "::1").
 std::string local_address(int fd);
 
 }  // namespace anvil::rpc

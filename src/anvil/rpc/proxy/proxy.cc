@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "anvil/base/error.h"
+#include "anvil/rpc/address.h"
 #include "anvil/rpc/asio_listen.h"
 #include "anvil/rpc/log.h"
 #include "anvil/rpc/protocol.h"
@@ -38,7 +39,7 @@ struct Proxy::Impl : PeerOwner {
   void bind() {
     auto address = resolve_host(io, options.host, "proxy");
     bound_port = listen_on_first_free_port(acceptor, address, options.host, options.port, options.port_end, "proxy");
-    log_info("RPCProxy: client port bind to ", options.host, ":", bound_port);
+    log_info("RPCProxy: client port bind to ", format_host_port(options.host, bound_port));
     if (tracker) {
       log_info("RPCProxy: tracker mode: registering servers with tracker ", tracker->address());
       tracker->on_connected = [this] { on_tracker_connected(); };

@@ -8,6 +8,7 @@
 
 #include "anvil/base/error.h"
 #include "anvil/rpc/cli.h"
+#include "anvil/rpc/cli_options.h"
 #include "anvil/rpc/log.h"
 #include "anvil/rpc/proxy/proxy.h"
 
@@ -22,14 +23,16 @@ int proxy_main(int argc, char** argv) {
       "pairs them by key and relays the session (Apache TVM's rpc_proxy protocol; start servers with "
       "`anvil-rpc server --through-proxy --host PROXY --port PORT --key K`).",
       "anvil-rpc proxy"};
-  app.add_option("--host", o.host, "The host IP address the proxy binds to")->capture_default_str();
-  app.add_option("--port", o.port, "The port of the RPC")->capture_default_str()->check(CLI::Range(0, 65535));
-  app.add_option("--port-end", o.port_end, "The end search port of the RPC")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 65536));
+  cli::setup(app);
+  app.add_option("--host", o.host, "The address the proxy binds to: an IPv4 or IPv6 literal or a host name")
+      ->capture_default_str();
+  cli::add_port_option(app, "--port", o.port, "The port of the RPC")->capture_default_str();
+  cli::add_port_option(app, "--port-end", o.port_end, "The end search port of the RPC", 0, 65536)
+      ->capture_default_str();
   app.add_option("--tracker", o.tracker,
                  "Report to RPC tracker host:port: each waiting server is registered under its key, and clients "
-                 "request it through the tracker");
+                 "request it through the tracker")
+      ->check(cli::host_port());
   app.add_option("--custom-addr", o.custom_addr,
                  "Address the tracker gives clients for this proxy (default: the proxy's address as the tracker "
                  "sees it)");
@@ -46,11 +49,7 @@ int proxy_main(int argc, char** argv) {
   app.add_option("--max-connections", o.max_connections, "Connections open at once (more are refused)")
       ->capture_default_str();
   app.add_flag("--silent", silent, "Log warnings and errors only");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  if (std::optional<int> status = cli::parse(app, argc, argv)) return *status;
   auto ms = [](double s) { return std::chrono::milliseconds(static_cast<int64_t>(std::min(s, 1e9) * 1000.0)); };
   o.timeout_client = ms(timeout_client_s);
   o.timeout_server = ms(timeout_server_s);
@@ -62,7 +61,7 @@ int proxy_main(int argc, char** argv) {
     proxy::Proxy p(o);
     p.run();
   } catch (const std::exception& e) {
-    log_error("anvil-rpc proxy: ", e.what());
+    log_error(e.what());  // "proxy: cannot bind ...": the message names the tool once
     return 1;
   }
   return 0;

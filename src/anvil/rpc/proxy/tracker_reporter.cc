@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "anvil/base/error.h"
+#include "anvil/rpc/address.h"
 #include "anvil/rpc/protocol.h"
 
 namespace anvil::rpc::proxy {
@@ -18,15 +19,9 @@ std::string i32_bytes(int32_t v) { return std::string(reinterpret_cast<const cha
 
 TrackerReporter::TrackerReporter(asio::io_context& io, const std::string& tracker)
     : socket_(io), resolver_(io), timer_(io) {
-  size_t colon = tracker.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == tracker.size()) {
-    value_error("--tracker '", tracker, "' is not host:port");
-  }
-  host_ = tracker.substr(0, colon);
-  port_ = tracker.substr(colon + 1);
-  if (port_.find_first_not_of("0123456789") != std::string::npos || std::stoi(port_) <= 0 || std::stoi(port_) > 65535) {
-    value_error("--tracker '", tracker, "': the port must be a number in [1, 65535]");
-  }
+  HostPort hp = parse_host_port(tracker, "--tracker");
+  host_ = hp.host;
+  port_ = std::to_string(hp.port);
   address_ = tracker;
 }
 

@@ -5,7 +5,7 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
-#include "anvil/rpc/tracker/log.h"
+#include "anvil/rpc/log.h"
 #include "anvil/rpc/tracker/messages.h"
 
 namespace anvil::rpc::tracker {

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "anvil/base/error.h"
-#include "anvil/rpc/tracker/log.h"
+#include "anvil/rpc/log.h"
 
 namespace anvil::rpc::tracker {
 namespace {

@@ -6,9 +6,10 @@
 #include <unordered_map>
 
 #include "anvil/base/error.h"
+#include "anvil/rpc/address.h"
 #include "anvil/rpc/asio_listen.h"
+#include "anvil/rpc/log.h"
 #include "anvil/rpc/tracker/http_status.h"
-#include "anvil/rpc/tracker/log.h"
 #include "anvil/rpc/tracker/status_render.h"
 
 namespace anvil::rpc::tracker {
@@ -46,7 +47,7 @@ struct Tracker::Impl : ConnectionOwner {
   void bind() {
     auto address = resolve_host(io, options.host, "tracker");
     bound_port = listen_on_first_free_port(acceptor, address, options.host, options.port, options.port_end, "tracker");
-    log_info("bind to ", options.host, ":", bound_port);
+    log_info("bind to ", format_host_port(options.host, bound_port));
     if (options.http_port) {
       asio::ip::tcp::endpoint endpoint(address, static_cast<unsigned short>(*options.http_port));
       try {
