@@ -4,6 +4,7 @@ import pickle
 import pytest
 
 import anvil
+from conftest import NOT_APPLICABLE
 
 
 def test_constructors_and_repr():
@@ -64,6 +65,6 @@ def test_cpu_attributes():
 
 def test_missing_device_reports_nothing():
     if anvil.cuda(0).exist:
-        pytest.skip("a CUDA device exists here")
+        pytest.skip(NOT_APPLICABLE + "a CUDA device exists here")
     assert anvil.cuda(0).device_name is None
     assert anvil.cuda(0).max_threads_per_block is None

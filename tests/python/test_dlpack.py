@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import anvil
+from conftest import NOT_APPLICABLE
 
 DTYPES = ["float16", "float32", "float64", "int8", "int16", "int32", "int64",
           "uint8", "uint16", "uint32", "uint64", "bool"]
@@ -182,7 +183,8 @@ def test_numpy_scalar_array_round_trip():
 
 
 def test_torch_round_trip_without_copy(make_random):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason=NOT_APPLICABLE + "torch is not installed (an optional peer: "
+                                "scripts/setup.sh does not install it)")
     x = torch.from_numpy(make_random((4, 5), "float32"))
     t = anvil.from_dlpack(x)
     assert t.data_ptr == x.data_ptr()

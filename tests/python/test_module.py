@@ -118,11 +118,28 @@ def test_params_need_a_dict_of_tensors():
 
 
 def test_allocator_queries():
+    # A VM program allocating one storage block through the allocator under test: the bytes held
+    # grow by at least its size while it lives; afterwards the naive allocator holds them no more,
+    # the pooled one keeps the block cached until release_unused.
+    size = 3 << 20
+    b = runtime.ExecBuilder()
+    with b.function("main", []):
+        b.emit_call("vm.builtin.alloc_storage", [b.vm(), b.imm(size), b.imm(-1), b.void()], dst=0)
+        b.emit_ret(0)
+    exe = b.get()
+    cpu = anvil.cpu(0)
     for kind in ["pooled", "naive"]:
-        assert runtime.allocator_bytes_held(anvil.cpu(0), kind) >= 0
-        runtime.release_unused(anvil.cpu(0), kind)
-    before = runtime.allocator_bytes_held("cpu", "pooled")
-    runtime.release_unused("cpu", "pooled")
-    assert runtime.allocator_bytes_held("cpu", "pooled") <= before
+        runtime.release_unused(cpu, kind)
+        idle = runtime.allocator_bytes_held(cpu, kind)
+        vm = runtime.VirtualMachine(exe, cpu, memory_cfg=kind)
+        storage = vm["main"]()
+        assert runtime.allocator_bytes_held(cpu, kind) >= idle + size, kind
+        del storage, vm
+        if kind == "pooled":
+            assert runtime.allocator_bytes_held(cpu, kind) >= idle + size  # cached for reuse
+        runtime.release_unused(cpu, kind)
+        assert runtime.allocator_bytes_held(cpu, kind) == idle, kind
+    runtime.release_unused("cpu", "pooled")  # the string form of the device
+    assert runtime.allocator_bytes_held("cpu", "pooled") == runtime.allocator_bytes_held(cpu, "pooled")
     with pytest.raises(ValueError, match="unknown allocator"):
         runtime.allocator_bytes_held(anvil.cpu(0), "bogus")

@@ -6,7 +6,8 @@
 # through the proxy, and the auth token: Anvil's Python client with the right, a wrong and no token,
 # and TVM's client against a token-protected server (refused at once with a clear message).
 #
-# Skipped, with the reason printed, when `import tvm` fails or `anvil-rpc` is not built.
+# Skipped, with the reason printed, when `import tvm` fails or `anvil-rpc` is not built (under
+# CI=true those fail instead: conftest.require).
 import gc
 import os
 import re
@@ -22,20 +23,18 @@ import numpy as np
 import pytest
 
 import anvil
+from conftest import require
 
 try:
     import tvm
     import tvm.error
     from tvm import rpc
 except Exception as exc:  # pragma: no cover - depends on the machine
-    print(f"test_proxy_interop: skipping, `import tvm` failed: {exc!r}")
-    pytest.skip(f"apache-tvm is not importable: {exc!r}", allow_module_level=True)
+    require(False, f"test_proxy_interop: apache-tvm is not importable: {exc!r}")
 
 BUILD = Path(anvil.__file__).resolve().parents[2]
 ANVIL_RPC = Path(os.environ.get("ANVIL_RPC_BIN", BUILD / "bin" / "anvil-rpc"))
-if not ANVIL_RPC.exists():
-    print(f"test_proxy_interop: skipping, no anvil-rpc binary at {ANVIL_RPC}")
-    pytest.skip(f"anvil-rpc not built at {ANVIL_RPC} (set ANVIL_RPC_BIN)", allow_module_level=True)
+require(ANVIL_RPC.exists(), f"test_proxy_interop: anvil-rpc not built at {ANVIL_RPC} (set ANVIL_RPC_BIN)")
 
 DEADLINE_S = 30
 
@@ -163,8 +162,7 @@ def test_our_server_through_tvm_proxy(children):
     try:
         import tornado  # noqa: F401 - TVM's proxy needs it
     except ImportError as err:
-        print(f"skipping: TVM's rpc_proxy needs tornado: {err!r}")
-        pytest.skip(f"TVM's rpc_proxy needs tornado: {err!r}")
+        require(False, f"TVM's rpc_proxy needs tornado: {err!r}")
     port = free_port()
     proxy = Process([sys.executable, "-m", "tvm.exec.rpc_proxy", "--host", "127.0.0.1", "--port", str(port),
                      "--port-end", str(port + 1), "--web-port", "0"])
@@ -261,8 +259,7 @@ def test_tvm_proxy_in_tracker_mode_with_our_tracker_and_server(children):
     try:
         import tornado  # noqa: F401 - TVM's proxy needs it
     except ImportError as err:
-        print(f"skipping: TVM's rpc_proxy needs tornado: {err!r}")
-        pytest.skip(f"TVM's rpc_proxy needs tornado: {err!r}")
+        require(False, f"TVM's rpc_proxy needs tornado: {err!r}")
     tracker = Process([ANVIL_RPC, "tracker", "--host", "127.0.0.1", "--port", "0", "--port-end", "0"])
     children.append(tracker)
     tport = int(tracker.wait_for(r"bind to 127\.0\.0\.1:(\d+)").group(1))

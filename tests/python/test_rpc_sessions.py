@@ -14,6 +14,7 @@ import pytest
 
 import anvil
 from anvil import rpc
+from conftest import require
 
 BUILD = Path(anvil.__file__).resolve().parents[2]
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,8 +25,7 @@ HAVE_RPC_BIN = rpc._find_anvil_rpc() is not None
 def make_session(kind):
     if kind == "local":
         return rpc.LocalSession()
-    if not HAVE_RPC_BIN:
-        pytest.skip("no anvil-rpc binary (target anvil-rpc, or set ANVIL_RPC_BIN)")
+    require(HAVE_RPC_BIN, "no anvil-rpc binary (target anvil-rpc, or set ANVIL_RPC_BIN)")
     return rpc.PopenSession()
 
 
@@ -106,8 +106,7 @@ def test_files(sess, rng, tmp_path):
 
 
 def test_modules(sess, rng, tmp_path):
-    if not TEST_KERNELS.exists():
-        pytest.skip(f"{TEST_KERNELS} not built (target anvil_test_kernels)")
+    require(TEST_KERNELS.exists(), f"{TEST_KERNELS} not built (target anvil_test_kernels)")
     sess.upload(str(TEST_KERNELS), "kernels.so")
     mod = sess.load_module("kernels.so")
     assert isinstance(mod, rpc.RemoteModule)
@@ -124,15 +123,13 @@ def test_modules(sess, rng, tmp_path):
     obj = tmp_path / "kernels.o"
     cc = subprocess.run(["cc", "-c", "-fPIC", "-I", str(ROOT / "src"), str(ROOT / "tests" / "data" / "test_kernels.c"),
                          "-o", str(obj)], capture_output=True, text=True)
-    if cc.returncode == 0:
-        sess.upload(obj)
-        linked = sess.download_linked_module("kernels.o")
-        assert linked[:4] == b"\x7fELF"
-        c2 = anvil.empty((100,), "float32", dev)
-        sess.load_module("kernels.o")["vector_add"](anvil.tensor(x, dev), anvil.tensor(y, dev), c2)
-        np.testing.assert_allclose(c2.numpy(), x + y, rtol=1e-6)
-    else:
-        print(f"object-file case skipped: cc failed: {cc.stderr}")
+    assert cc.returncode == 0, f"cc failed on the test kernels (the server links with it too): {cc.stderr}"
+    sess.upload(obj)
+    linked = sess.download_linked_module("kernels.o")
+    assert linked[:4] == b"\x7fELF"
+    c2 = anvil.empty((100,), "float32", dev)
+    sess.load_module("kernels.o")["vector_add"](anvil.tensor(x, dev), anvil.tensor(y, dev), c2)
+    np.testing.assert_allclose(c2.numpy(), x + y, rtol=1e-6)
     syslib = sess.system_lib()
     assert isinstance(syslib, rpc.RemoteModule)
     with pytest.raises(AttributeError):
@@ -164,8 +161,7 @@ def test_local_sessions_are_separate():
 
 def test_local_session_is_quiet_unless_asked(capfd):
     # Issue #14.5: every upload and load printed a server INFO line into the user's program.
-    if not TEST_KERNELS.exists():
-        pytest.skip(f"{TEST_KERNELS} not built (target anvil_test_kernels)")
+    require(TEST_KERNELS.exists(), f"{TEST_KERNELS} not built (target anvil_test_kernels)")
     capfd.readouterr()
     with rpc.LocalSession() as sess:
         sess.upload(b"quiet", "q.txt")

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import anvil
+from conftest import NOT_APPLICABLE
 
 ALL_DTYPES = ["float16", "float32", "float64", "int8", "int16", "int32", "int64",
               "uint8", "uint16", "uint32", "uint64", "bool"]
@@ -175,7 +176,7 @@ def test_tensor_is_not_constructible_directly():
 
 def test_tensor_on_missing_device_fails_cleanly():
     if anvil.cuda(0).exist:
-        pytest.skip("a CUDA device exists here")
+        pytest.skip(NOT_APPLICABLE + "a CUDA device exists here")
     with pytest.raises(RuntimeError, match="cuda"):
         anvil.empty((2,), "float32", anvil.cuda(0))
 
