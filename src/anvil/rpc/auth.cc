@@ -3,7 +3,9 @@
 
 #include <sys/random.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -31,13 +33,20 @@ Sha256Digest proof(std::string_view label, std::string_view token, std::string_v
 
 int ms_left(std::chrono::steady_clock::time_point deadline) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-  return left.count() > 0 ? static_cast<int>(left.count()) : 1;
+  return left.count() > 0 ? static_cast<int>(std::min<int64_t>(left.count(), INT32_MAX)) : 1;
 }
 
-void refuse(Channel& ch, const std::string& message) {
+AuthVerdict refusal(std::string reason, const std::string& message) {
+  AuthVerdict v;
+  v.reason = std::move(reason);
+  v.send = frame_packet(exception_body(str_cat("RuntimeError: ", message)));
+  return v;
+}
+
+void send_best_effort(Channel& ch, const std::string& bytes) {
+  if (bytes.empty()) return;
   try {
-    std::string packet = frame_packet(exception_body(str_cat("RuntimeError: ", message)));
-    ch.write_all(packet.data(), packet.size(), 1000);
+    ch.write_all(bytes.data(), bytes.size(), 1000);
   } catch (const Error&) {
     // The peer may be gone; the log has the reason.
   }
@@ -92,52 +101,66 @@ std::optional<std::string> find_auth_nonce(std::string_view server_key) {
   return std::nullopt;
 }
 
-bool server_authenticate(Channel& ch, std::string_view token, std::string_view server_nonce, int timeout_ms,
-                         std::string* reason) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+std::optional<AuthVerdict> check_auth_length(uint64_t length) {
+  if (length >= 4 && length <= kMaxFirstPacket) return std::nullopt;
+  return refusal(str_cat("authentication failed: the client's first packet has ", length, " bytes"),
+                 "this RPC server requires an auth token; the client did not authenticate");
+}
+
+AuthVerdict check_auth_answer(std::string_view body, std::string_view token, std::string_view server_nonce) {
+  if (std::optional<AuthVerdict> bad = check_auth_length(body.size())) return *bad;
+  int32_t code = 0;
+  std::memcpy(&code, body.data(), 4);
+  if (code != kAuthCode) {
+    bool init = code == static_cast<int32_t>(RPCCode::kInitServer);
+    return refusal(str_cat("authentication failed: the client sent ", init ? "InitServer" : rpc_code_name(code),
+                           " without answering the auth challenge (an Apache TVM client, or an Anvil client without "
+                           "an auth token)"),
+                   "this RPC server requires an auth token (anvil-rpc server --auth-token): connect with an Anvil "
+                   "client and its auth_token; Apache TVM clients cannot authenticate");
+  }
+  if (body.size() != kClientAnswerBytes) {
+    return refusal(str_cat("authentication failed: malformed answer of ", body.size(), " bytes"),
+                   "malformed authentication answer");
+  }
+  std::string_view client_nonce = body.substr(4, kAuthNonceBytes);
+  std::string_view answer = body.substr(4 + kAuthNonceBytes, 32);
+  Sha256Digest expected = client_auth_proof(token, server_nonce, client_nonce);
+  if (!constant_time_equal(answer, digest_view(expected))) {
+    return refusal("authentication failed: wrong auth token", "authentication failed: wrong auth token");
+  }
+  Writer w;
+  w.u64(kServerProofBytes);
+  w.i32(kAuthCode);
+  w.raw(digest_view(server_auth_proof(token, server_nonce, client_nonce)));
+  AuthVerdict v;
+  v.ok = true;
+  v.send = w.buffer();
+  return v;
+}
+
+bool server_authenticate(Channel& ch, std::string_view token, std::string_view server_nonce,
+                         std::chrono::steady_clock::time_point deadline, std::string* reason) {
   try {
     uint64_t length = 0;
-    if (!ch.read_exact(&length, 8, ms_left(deadline), ms_left(deadline), /*allow_eof=*/true)) {
+    if (!ch.read_exact_until(&length, 8, deadline, /*allow_eof=*/true)) {
       *reason = "authentication failed: the client closed the connection instead of answering the challenge";
       return false;
     }
-    if (length < 4 || length > kMaxFirstPacket) {
-      *reason = str_cat("authentication failed: the client's first packet has ", length, " bytes");
-      refuse(ch, "this RPC server requires an auth token; the client did not authenticate");
+    if (std::optional<AuthVerdict> bad = check_auth_length(length)) {
+      *reason = bad->reason;
+      send_best_effort(ch, bad->send);
       return false;
     }
     std::string body(static_cast<size_t>(length), '\0');
-    ch.read_exact(body.data(), body.size(), ms_left(deadline), ms_left(deadline));
-    int32_t code = 0;
-    std::memcpy(&code, body.data(), 4);
-    if (code != kAuthCode) {
-      bool init = code == static_cast<int32_t>(RPCCode::kInitServer);
-      *reason = str_cat("authentication failed: the client sent ", init ? "InitServer" : rpc_code_name(code),
-                        " without answering the auth challenge (an Apache TVM client, or an Anvil client without "
-                        "an auth token)");
-      refuse(ch,
-             "this RPC server requires an auth token (anvil-rpc server --auth-token): connect with an Anvil client "
-             "and its auth_token; Apache TVM clients cannot authenticate");
+    ch.read_exact_until(body.data(), body.size(), deadline);
+    AuthVerdict v = check_auth_answer(body, token, server_nonce);
+    if (!v.ok) {
+      *reason = v.reason;
+      send_best_effort(ch, v.send);
       return false;
     }
-    if (length != kClientAnswerBytes) {
-      *reason = str_cat("authentication failed: malformed answer of ", length, " bytes");
-      refuse(ch, "malformed authentication answer");
-      return false;
-    }
-    std::string_view client_nonce = std::string_view(body).substr(4, kAuthNonceBytes);
-    std::string_view answer = std::string_view(body).substr(4 + kAuthNonceBytes, 32);
-    Sha256Digest expected = client_auth_proof(token, server_nonce, client_nonce);
-    if (!constant_time_equal(answer, digest_view(expected))) {
-      *reason = "authentication failed: wrong auth token";
-      refuse(ch, "authentication failed: wrong auth token");
-      return false;
-    }
-    Writer w;
-    w.u64(kServerProofBytes);
-    w.i32(kAuthCode);
-    w.raw(digest_view(server_auth_proof(token, server_nonce, client_nonce)));
-    ch.write_all(w.buffer().data(), w.buffer().size(), ms_left(deadline));
+    ch.write_all(v.send.data(), v.send.size(), ms_left(deadline));
     return true;
   } catch (const Error& e) {
     *reason = str_cat("authentication failed: ", e.what());

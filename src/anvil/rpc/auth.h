@@ -12,6 +12,8 @@
 // answers it with that kException, so the client fails at once instead of hanging.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,11 +43,25 @@ std::string auth_nonce_option(std::string_view server_nonce);
 // ProtocolError when the option is present but malformed.
 std::optional<std::string> find_auth_nonce(std::string_view server_key);
 
-// Server side, right after a successful handshake: reads the client's answer (within
-// timeout_ms), checks it in constant time and sends the server's proof. On any failure sends a
-// kException naming the reason (best effort), sets *reason and returns false.
-bool server_authenticate(Channel& ch, std::string_view token, std::string_view server_nonce, int timeout_ms,
-                         std::string* reason);
+// Server side, right after a successful handshake: reads the client's answer (all of it by
+// `deadline`, however slowly it arrives), checks it in constant time and sends the server's
+// proof. On any failure sends a kException naming the reason (best effort), sets *reason and
+// returns false.
+bool server_authenticate(Channel& ch, std::string_view token, std::string_view server_nonce,
+                         std::chrono::steady_clock::time_point deadline, std::string* reason);
+
+// The server's steps, for a caller that reads without blocking (admission.h). The client's
+// first packet is a u64 length then a body; `send` holds what to write back (the proof, or a
+// kException packet that explains a refusal; may be empty).
+struct AuthVerdict {
+  bool ok = false;
+  std::string send;
+  std::string reason;  // for the log, when !ok
+};
+// Checks the length alone: nullopt when a body of that length may be an answer.
+std::optional<AuthVerdict> check_auth_length(uint64_t length);
+// Checks a complete body against the token and the nonce sent in the handshake reply.
+AuthVerdict check_auth_answer(std::string_view body, std::string_view token, std::string_view server_nonce);
 
 // Client side, right after the handshake that returned `server_key`. With an empty token and a
 // server that asks for none, does nothing. Throws RPCError when the server asks for a token the

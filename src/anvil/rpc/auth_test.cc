@@ -25,7 +25,8 @@ class AuthPair {
     auto [a, b] = channel_pair();
     client_ = std::move(a);
     thread_ = std::thread([this, token = std::move(server_token), ch = std::move(b)]() mutable {
-      outcome_.ok = server_authenticate(ch, token, nonce_, 5000, &outcome_.reason);
+      outcome_.ok = server_authenticate(ch, token, nonce_, std::chrono::steady_clock::now() + std::chrono::seconds(5),
+                                        &outcome_.reason);
     });
   }
   ~AuthPair() { join(); }

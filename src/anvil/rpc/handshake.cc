@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <sstream>
 
@@ -12,11 +14,13 @@ namespace {
 
 void write_i32(Channel& ch, int32_t v, int timeout_ms) { ch.write_all(&v, 4, timeout_ms); }
 
-// Milliseconds left until `deadline`, at least 1 so that a late byte is still a timeout.
+// Milliseconds left until `deadline`, at least 1 (for writes; reads take the deadline itself).
 int ms_left(std::chrono::steady_clock::time_point deadline) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-  return left.count() > 0 ? static_cast<int>(left.count()) : 1;
+  return left.count() > 0 ? static_cast<int>(std::min<int64_t>(left.count(), INT32_MAX)) : 1;
 }
+
+void append_i32(std::string& out, int32_t v) { out.append(reinterpret_cast<const char*>(&v), 4); }
 
 }  // namespace
 
@@ -33,50 +37,79 @@ ClientHello parse_client_key(const std::string& key, std::vector<std::string>* w
     std::string text = token.substr(kTimeout.size());
     char* end = nullptr;
     double t = std::strtod(text.c_str(), &end);
-    if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(t) || t < 0) {
+    if (text.empty() || end != text.c_str() + text.size()) {
       if (warnings) warnings->push_back(str_cat("ignoring unparseable session timeout '", token, "'"));
       continue;
+    }
+    if (std::isnan(t) || t < 0) {
+      if (warnings) warnings->push_back(str_cat("ignoring session timeout '", token, "': not a number >= 0"));
+      continue;
+    }
+    if (std::isinf(t)) {
+      if (warnings) warnings->push_back(str_cat("session timeout '", token, "' is infinite: no session timeout"));
+      continue;
+    }
+    if (t > kMaxSessionTimeoutS) {
+      if (warnings) {
+        warnings->push_back(str_cat("session timeout '", token, "' exceeds the longest supported, ",
+                                    kMaxSessionTimeoutS, " s (about 31 years): using that"));
+      }
+      t = kMaxSessionTimeoutS;
     }
     if (t > 0) hello.session_timeout = t;
   }
   return hello;
 }
 
+std::string check_hello_header(int32_t magic, int32_t keylen, const Limits& limits) {
+  if (magic != kRPCMagic) return str_cat("bad magic 0x", std::hex, magic, " (not a TVM RPC client)");
+  if (keylen < 0 || static_cast<uint32_t>(keylen) > limits.max_key_bytes) {
+    return str_cat("key length ", keylen, " outside [0, ", limits.max_key_bytes, "]");
+  }
+  return "";
+}
+
+HelloAnswer answer_hello(const std::string& key, const std::string& match_key, const std::string& server_key) {
+  HelloAnswer a;
+  std::string expected = "client:" + match_key;
+  std::istringstream in(key);
+  std::string first;
+  in >> first;
+  if (first != expected) {
+    append_i32(a.send, kRPCCodeMismatch);
+    a.reason = str_cat("mismatched key '", key, "' (expected '", expected, "')");
+    return a;
+  }
+  std::string reply = "server:" + server_key;
+  append_i32(a.send, kRPCCodeSuccess);
+  append_i32(a.send, static_cast<int32_t>(reply.size()));
+  a.send += reply;
+  a.ok = true;
+  return a;
+}
+
 std::optional<ClientHello> accept_handshake(Channel& ch, const std::string& match_key, const std::string& server_key,
-                                            const Limits& limits, std::string* reason) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(limits.handshake_timeout_ms);
+                                            const Limits& limits, std::chrono::steady_clock::time_point deadline,
+                                            std::string* reason) {
   try {
-    int32_t magic = 0;
-    if (!ch.read_exact(&magic, 4, ms_left(deadline), ms_left(deadline), /*allow_eof=*/true)) {
+    int32_t header[2] = {0, 0};
+    if (!ch.read_exact_until(&header[0], 4, deadline, /*allow_eof=*/true)) {
       *reason = "peer closed before sending the magic";
       return std::nullopt;
     }
-    if (magic != kRPCMagic) {
-      *reason = str_cat("bad magic 0x", std::hex, magic, " (not a TVM RPC client)");
+    if (header[0] == kRPCMagic) ch.read_exact_until(&header[1], 4, deadline);
+    if (std::string problem = check_hello_header(header[0], header[1], limits); !problem.empty()) {
+      *reason = problem;
       return std::nullopt;
     }
-    int32_t keylen = 0;
-    ch.read_exact(&keylen, 4, ms_left(deadline), ms_left(deadline));
-    if (keylen < 0 || static_cast<uint32_t>(keylen) > limits.max_key_bytes) {
-      *reason = str_cat("key length ", keylen, " outside [0, ", limits.max_key_bytes, "]");
+    std::string key(static_cast<size_t>(header[1]), '\0');
+    if (!key.empty()) ch.read_exact_until(key.data(), key.size(), deadline);
+    HelloAnswer answer = answer_hello(key, match_key, server_key);
+    ch.write_all(answer.send.data(), answer.send.size(), ms_left(deadline));
+    if (!answer.ok) {
+      *reason = answer.reason;
       return std::nullopt;
     }
-    std::string key(static_cast<size_t>(keylen), '\0');
-    if (keylen > 0) ch.read_exact(key.data(), key.size(), ms_left(deadline), ms_left(deadline));
-
-    std::string expected = "client:" + match_key;
-    std::istringstream in(key);
-    std::string first;
-    in >> first;
-    if (first != expected) {
-      write_i32(ch, kRPCCodeMismatch, ms_left(deadline));
-      *reason = str_cat("mismatched key '", key, "' (expected '", expected, "')");
-      return std::nullopt;
-    }
-    std::string reply = "server:" + server_key;
-    write_i32(ch, kRPCCodeSuccess, ms_left(deadline));
-    write_i32(ch, static_cast<int32_t>(reply.size()), ms_left(deadline));
-    ch.write_all(reply.data(), reply.size(), ms_left(deadline));
     return parse_client_key(key);
   } catch (const Error& e) {
     *reason = str_cat("handshake failed: ", e.what());

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "anvil/rpc/admission.h"
 #include "anvil/rpc/address.h"
 #include "anvil/rpc/auth.h"
 #include "anvil/rpc/endpoint.h"
@@ -129,9 +130,23 @@ bool is_loopback_host(const std::string& host) {
   return host == "localhost" || host == "::1" || host.starts_with("127.");
 }
 
+// What the parent keeps of a running session: the child, the client's connection (to tell it
+// why the session ended) and the directory to remove.
+struct Server::RunningSession {
+  pid_t pid = -1;
+  Channel conn;
+  fs::path dir;
+  std::string peer;
+  std::optional<double> timeout_s;
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+};
+
 Server::Server(ServerOptions options) : options_(std::move(options)) {
   for (std::string& lib : options_.load_libraries) lib = fs::absolute(lib).string();
-  if (!options_.through_proxy) listener_ = TcpListener::bind(options_.host, options_.port, options_.port_end);
+  // A deep backlog: the loop accepts continuously, so this only absorbs bursts (many peers at once).
+  if (!options_.through_proxy) {
+    listener_ = TcpListener::bind(options_.host, options_.port, options_.port_end, /*backlog=*/128);
+  }
   set_log_level(options_.silent ? LogLevel::kError : LogLevel::kInfo);
   register_runtime_functions();
 }
@@ -165,22 +180,38 @@ void Server::run_listening() {
   if (!options_.tracker.empty()) {
     tracker = std::make_unique<TrackerLink>(options_.tracker, options_.key, port(), options_.custom_addr);
   }
-  while (!g_stop.load() && (options_.max_sessions == 0 || sessions_ < options_.max_sessions)) {
-    if (tracker) tracker->tick();
-    std::optional<Channel> conn;
-    try {
-      conn = listener_.accept(250);
-    } catch (const ChannelError& e) {
-      log_warning("accept: ", e.what());
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      continue;
+  // One loop for everything: connections in their handshake advance together (admission.h), so
+  // a slow peer holds up nobody; one session runs at a time, watched between polls.
+  Admission admission(options_.limits, options_.auth_token);
+  admission_ = &admission;
+  auto may_start = [&] { return options_.max_sessions == 0 || sessions_ < options_.max_sessions; };
+  while (session_ || (!g_stop.load() && may_start())) {
+    if (!session_ && !g_stop.load() && may_start()) {
+      if (tracker) tracker->tick();
+      admission.answer_waiting(tracker ? tracker->match_key() : options_.key, options_.key);
+      if (std::optional<Admission::Ready> ready = admission.take_ready()) {
+        if (!start_session(std::move(ready->conn), ready->client_key, ready->peer) && tracker) {
+          tracker->after_session();
+        }
+      }
     }
-    if (!conn) continue;
-    std::string match_key = tracker ? tracker->match_key() : options_.key;
-    int before = sessions_;
-    handle_connection(std::move(*conn), match_key);
-    if (tracker && sessions_ != before) tracker->after_session();
+    if (admission.step(session_ ? 5 : 250, listener_.fd())) {
+      for (int i = 0; i < 64; ++i) {  // everything queued, in one go
+        std::optional<Channel> conn;
+        try {
+          conn = listener_.accept(0);
+        } catch (const ChannelError& e) {
+          log_warning("accept: ", e.what());  // e.g. out of descriptors: do not spin
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          break;
+        }
+        if (!conn) break;
+        admission.add(std::move(*conn));
+      }
+    }
+    if (session_ && poll_session() && tracker) tracker->after_session();
   }
+  admission_ = nullptr;
 }
 
 void Server::run_through_proxy() {
@@ -230,34 +261,26 @@ void Server::run_through_proxy() {
   }
 }
 
-void Server::handle_connection(Channel conn, const std::string& match_key) {
-  std::string peer = conn.peer();
-  std::string reason;
-  std::string nonce = options_.auth_token.empty() ? "" : random_bytes(kAuthNonceBytes);
-  std::string server_key = options_.key + (nonce.empty() ? "" : auth_nonce_option(nonce));
-  std::optional<ClientHello> hello = accept_handshake(conn, match_key, server_key, options_.limits, &reason);
-  if (!hello) {
-    log_warning("connection from ", peer, " refused: ", reason);
-    return;
-  }
-  serve_client(std::move(conn), hello->key, peer, nonce);
-}
-
 void Server::serve_client(Channel conn, const std::string& client_key, const std::string& peer,
                           const std::string& server_nonce) {
-  std::vector<std::string> warnings;
-  std::optional<ClientHello> hello = parse_client_key(client_key, &warnings);
-  for (const std::string& w : warnings) log_warning(peer, ": ", w);
   if (!options_.auth_token.empty()) {
     std::string reason;
-    if (!server_authenticate(conn, options_.auth_token, server_nonce, options_.limits.handshake_timeout_ms,
-                             &reason)) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.limits.handshake_timeout_ms);
+    if (!server_authenticate(conn, options_.auth_token, server_nonce, deadline, &reason)) {
       log_warning("connection from ", peer, " refused: ", reason);
       return;
     }
   }
+  if (!start_session(std::move(conn), client_key, peer)) return;
+  while (!poll_session()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+}
+
+bool Server::start_session(Channel conn, const std::string& client_key, const std::string& peer) {
+  std::vector<std::string> warnings;
+  ClientHello hello = parse_client_key(client_key, &warnings);
+  for (const std::string& w : warnings) log_warning(peer, ": ", w);
   ++sessions_;
-  log_info("connection from ", peer, " (key '", hello->key, "')", options_.auth_token.empty() ? "" : ", authenticated");
+  log_info("connection from ", peer, " (key '", hello.key, "')", options_.auth_token.empty() ? "" : ", authenticated");
 
   fs::path dir;
   try {
@@ -265,61 +288,77 @@ void Server::serve_client(Channel conn, const std::string& client_key, const std
   } catch (const Error& e) {
     log_error(e.what());
     send_final_exception(conn, str_cat("RuntimeError: ", e.what()));
-    return;
+    return false;
   }
   pid_t pid = ::fork();
   if (pid < 0) {
     log_error("fork failed: ", std::strerror(errno));
     send_final_exception(conn, "RuntimeError: the server could not start a session process");
-  } else if (pid == 0) {
+    conn.close();
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    return false;
+  }
+  if (pid == 0) {
     ::setpgid(0, 0);  // its own group, so that a timeout also ends what user code spawned
     listener_.close();
+    if (admission_ != nullptr) admission_->close_all();  // the parent decides when those close
     run_session_child(std::move(conn), dir, options_);
-  } else {
-    ::setpgid(pid, pid);
-    using Clock = std::chrono::steady_clock;
-    std::optional<Clock::time_point> deadline;
-    if (hello->session_timeout) {
-      deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                    std::chrono::duration<double>(*hello->session_timeout));
-    }
-    int status = 0;
-    bool timed_out = false;
-    for (;;) {
-      pid_t r = ::waitpid(pid, &status, WNOHANG);
-      if (r == pid || (r < 0 && errno != EINTR)) break;
-      bool expired = deadline && Clock::now() >= *deadline;
-      if (expired || g_stop.load()) {
-        timed_out = expired;
-        ::kill(-pid, SIGKILL);
-        while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-        }
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    if (timed_out) {
-      std::string t = python_float(*hello->session_timeout);
-      log_warning("session with ", peer, " timed out after ", t, " s");
-      send_final_exception(conn, str_cat(kSessionTimeoutPrefix, "Your ", t,
-                                         "s session has expired, try to increase the \"session_timeout\" value."));
-    } else if (WIFSIGNALED(status) && !g_stop.load()) {
-      int sig = WTERMSIG(status);
-      log_error("session with ", peer, " died of signal ", sig, " (", ::strsignal(sig), "); still serving");
-      send_final_exception(conn, str_cat("RuntimeError: the RPC session process died of signal ", sig, " (",
-                                         ::strsignal(sig), ")"));
-    } else if (WIFEXITED(status) && WEXITSTATUS(status) != kChildClean && WEXITSTATUS(status) != kChildClosed) {
-      int code = WEXITSTATUS(status);
-      log_error("session with ", peer, " exited with status ", code, "; still serving");
-      send_final_exception(conn, str_cat("RuntimeError: the RPC session process exited with status ", code));
-    }
-    // Whatever user code spawned in the session's process group goes with it.
-    ::kill(-pid, SIGKILL);
   }
-  conn.close();
+  ::setpgid(pid, pid);
+  session_ = std::make_unique<RunningSession>();
+  session_->pid = pid;
+  session_->conn = std::move(conn);
+  session_->dir = dir;
+  session_->peer = peer;
+  session_->timeout_s = hello.session_timeout;
+  if (hello.session_timeout) {
+    // parse_client_key keeps it within kMaxSessionTimeoutS, far inside the clock's range.
+    double seconds = std::min(*hello.session_timeout, kMaxSessionTimeoutS);
+    session_->deadline = std::chrono::steady_clock::now() +
+                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                             std::chrono::duration<double>(seconds));
+  }
+  return true;
+}
+
+bool Server::poll_session() {
+  RunningSession& s = *session_;
+  int status = 0;
+  bool timed_out = false;
+  pid_t r = ::waitpid(s.pid, &status, WNOHANG);
+  if (r == 0 || (r < 0 && errno == EINTR)) {
+    bool expired = s.deadline && std::chrono::steady_clock::now() >= *s.deadline;
+    if (!expired && !g_stop.load()) return false;
+    timed_out = expired;
+    ::kill(-s.pid, SIGKILL);
+    while (::waitpid(s.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  const std::string& peer = s.peer;
+  if (timed_out) {
+    std::string t = python_float(*s.timeout_s);
+    log_warning("session with ", peer, " timed out after ", t, " s");
+    send_final_exception(s.conn, str_cat(kSessionTimeoutPrefix, "Your ", t,
+                                         "s session has expired, try to increase the \"session_timeout\" value."));
+  } else if (WIFSIGNALED(status) && !g_stop.load()) {
+    int sig = WTERMSIG(status);
+    log_error("session with ", peer, " died of signal ", sig, " (", ::strsignal(sig), "); still serving");
+    send_final_exception(s.conn, str_cat("RuntimeError: the RPC session process died of signal ", sig, " (",
+                                         ::strsignal(sig), ")"));
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) != kChildClean && WEXITSTATUS(status) != kChildClosed) {
+    int code = WEXITSTATUS(status);
+    log_error("session with ", peer, " exited with status ", code, "; still serving");
+    send_final_exception(s.conn, str_cat("RuntimeError: the RPC session process exited with status ", code));
+  }
+  // Whatever user code spawned in the session's process group goes with it.
+  ::kill(-s.pid, SIGKILL);
+  s.conn.close();
   std::error_code ec;
-  fs::remove_all(dir, ec);
-  if (ec) log_warning("cannot remove session directory ", dir.string(), ": ", ec.message());
+  fs::remove_all(s.dir, ec);
+  if (ec) log_warning("cannot remove session directory ", s.dir.string(), ": ", ec.message());
+  session_.reset();
+  return true;
 }
 
 int serve_pipe_session(int read_fd, int write_fd, const ServerOptions& options) {

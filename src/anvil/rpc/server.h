@@ -1,7 +1,9 @@
-// The RPC server: listens on a TCP port, performs the handshake, and serves one session at a
-// time, each in a forked child process with its own temporary work directory (removed
-// afterwards). A crash or a hang in user code ends that session only: the parent reports it to
-// the client when it can and goes back to accepting. A session timeout requested by the client
+// The RPC server: listens on a TCP port, performs the handshakes of all connecting peers at once
+// (each within one deadline from accept, so a slow peer holds up no one: admission.h), and
+// serves one session at a time, each in a forked child process with its own temporary work
+// directory (removed afterwards); clients admitted meanwhile wait for it. A crash or a hang in
+// user code ends that session only: the parent reports it to the client when it can and goes
+// on serving. A session timeout requested by the client
 // ("-timeout=" in its key) kills the child and tells the client RPCSessionTimeoutError.
 // Optionally registers with a tracker and re-registers after each session (tracker_link.h).
 // With through_proxy it listens nowhere: it dials an RPC proxy at host:port and serves the
@@ -9,6 +11,7 @@
 // client must pass the challenge-response of auth.h before its session starts.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,6 +19,8 @@
 #include "anvil/rpc/transport.h"
 
 namespace anvil::rpc {
+
+class Admission;
 
 struct ServerOptions {
   std::string host = "0.0.0.0";
@@ -56,16 +61,24 @@ class Server {
   static void request_stop();
 
  private:
+  struct RunningSession;
   void run_listening();
   void run_through_proxy();
-  void handle_connection(Channel conn, const std::string& match_key);
-  // After the handshake: the auth challenge (when a token is set) and the session itself.
+  // Through a proxy, after its handshake: the auth challenge (when a token is set), then the
+  // session, waited for.
   void serve_client(Channel conn, const std::string& client_key, const std::string& peer,
                     const std::string& server_nonce);
+  // Forks the session child for an admitted client (false when that failed; the client is told).
+  bool start_session(Channel conn, const std::string& client_key, const std::string& peer);
+  // Checks the running session without blocking: ends it on its timeout or a stop request,
+  // reports how it ended, cleans up. True when it is over.
+  bool poll_session();
 
   ServerOptions options_;
   TcpListener listener_;
   int sessions_ = 0;
+  std::unique_ptr<RunningSession> session_;  // at most one at a time
+  Admission* admission_ = nullptr;           // run_listening's pending connections
 };
 
 // Serves one session over two inherited descriptors (a client's pipes, see connect_popen): no

@@ -4,6 +4,7 @@
 
 #include <signal.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -51,6 +52,7 @@ int server_main(int argc, char** argv) {
   std::string load_library;
   double idle_timeout_s = o.limits.idle_timeout_ms / 1000.0;
   double handshake_timeout_s = o.limits.handshake_timeout_ms / 1000.0;
+  double stall_timeout_s = o.limits.stall_timeout_ms / 1000.0;
   CLI::App app{
       "Anvil RPC server: serves Apache TVM RPC clients (tvm.rpc.connect) and Anvil clients, one session at a "
       "time, each in its own process and temporary directory."};
@@ -80,10 +82,19 @@ int server_main(int argc, char** argv) {
   app.add_option("--work-root", o.work_root, "Directory for the per-session temporary directories (default $TMPDIR)");
   app.add_option("--max-packet-bytes", o.limits.max_packet_bytes, "Largest packet accepted from a client")
       ->capture_default_str();
-  app.add_option("--idle-timeout", idle_timeout_s, "Seconds a session may wait for the client's next request")
+  app.add_option("--idle-timeout", idle_timeout_s,
+                 "Seconds a session may wait for the client's next request before the server ends it (default "
+                 "3600 s = 1 hour)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  app.add_option("--handshake-timeout", handshake_timeout_s, "Seconds a new connection has to complete the handshake")
+  app.add_option("--handshake-timeout", handshake_timeout_s,
+                 "Seconds a new connection has, from accept, to complete the handshake and the --auth-token "
+                 "exchange, in all (however slowly its bytes arrive)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--stall-timeout", stall_timeout_s,
+                 "Seconds a session waits for the next byte in the middle of a packet before it ends the session "
+                 "(a truncated packet; default 60)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   std::string pipe_fds;
@@ -105,8 +116,18 @@ int server_main(int argc, char** argv) {
     return cli::usage_error(app, "--tracker needs --key (the type of device clients ask the tracker for)");
   }
   o.load_libraries = split_libraries(load_library);
+  for (auto [flag, seconds] : {std::pair{"--idle-timeout", idle_timeout_s},
+                               std::pair{"--handshake-timeout", handshake_timeout_s},
+                               std::pair{"--stall-timeout", stall_timeout_s}}) {
+    if (std::isnan(seconds)) {  // CLI::PositiveNumber lets NaN through
+      log_error(flag, " expects a number of seconds > 0, not nan");
+      return 2;
+    }
+  }
+  // Larger values (up to inf) mean "practically never": about 23 days, the most poll() takes.
   o.limits.idle_timeout_ms = static_cast<int>(std::min(idle_timeout_s * 1000.0, 2.0e9));
   o.limits.handshake_timeout_ms = static_cast<int>(std::min(handshake_timeout_s * 1000.0, 2.0e9));
+  o.limits.stall_timeout_ms = static_cast<int>(std::min(stall_timeout_s * 1000.0, 2.0e9));
 
   ::signal(SIGPIPE, SIG_IGN);
   struct sigaction sa {};

@@ -205,7 +205,8 @@ size_t Channel::read_some(char* p, size_t cap, int timeout_ms, size_t done, size
   }
 }
 
-bool Channel::read_exact(void* buf, size_t n, int first_timeout_ms, int stall_timeout_ms, bool allow_eof) {
+template <typename TimeoutFor>
+bool Channel::read_exact_with(void* buf, size_t n, bool allow_eof, TimeoutFor timeout_for) {
   if (read_fd_ < 0) throw ChannelError("read on a closed channel");
   auto* out = static_cast<char*>(buf);
   size_t done = std::min(n, buffered());
@@ -214,7 +215,7 @@ bool Channel::read_exact(void* buf, size_t n, int first_timeout_ms, int stall_ti
     rpos_ += done;
   }
   while (done < n) {
-    int timeout = done == 0 ? first_timeout_ms : stall_timeout_ms;
+    int timeout = timeout_for(done);
     size_t want = n - done;
     size_t got;
     if (rbuf_ && want < kReadBufferBytes) {
@@ -234,6 +235,21 @@ bool Channel::read_exact(void* buf, size_t n, int first_timeout_ms, int stall_ti
     done += std::min(got, want);
   }
   return true;
+}
+
+bool Channel::read_exact(void* buf, size_t n, int first_timeout_ms, int stall_timeout_ms, bool allow_eof) {
+  return read_exact_with(buf, n, allow_eof,
+                         [&](size_t done) { return done == 0 ? first_timeout_ms : stall_timeout_ms; });
+}
+
+bool Channel::read_exact_until(void* buf, size_t n, Clock::time_point deadline, bool allow_eof) {
+  return read_exact_with(buf, n, allow_eof, [&](size_t done) {
+    int left = ms_until(deadline);
+    if (left == 0) {
+      throw ChannelError(str_cat("read deadline passed (", done, " of ", n, " bytes received)"));
+    }
+    return left;
+  });
 }
 
 void Channel::write_all(const void* buf, size_t n, int timeout_ms) {

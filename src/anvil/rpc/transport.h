@@ -10,6 +10,7 @@
 // filled by one recv, so a packet's length and body usually cost one system call together.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -49,6 +50,9 @@ class Channel {
   // allow_eof is set and the peer closed before the first byte; throws ChannelError on a timeout,
   // an error, or a close after the first byte.
   bool read_exact(void* buf, size_t n, int first_timeout_ms, int stall_timeout_ms, bool allow_eof = false);
+  // The same with one total deadline for all n bytes, however they trickle in (a handshake: a
+  // peer sending one byte at a time gets no more time than one sending all at once).
+  bool read_exact_until(void* buf, size_t n, std::chrono::steady_clock::time_point deadline, bool allow_eof = false);
   // Writes all n bytes; ChannelError when the peer is gone or does not drain for timeout_ms.
   void write_all(const void* buf, size_t n, int timeout_ms);
   // Writes head then tail with as few system calls as the stream takes (one sendmsg/writev
@@ -85,6 +89,9 @@ class Channel {
   // One read of up to cap bytes into p: > 0 bytes, or 0 at end-of-stream. ChannelError on a
   // timeout or an error (`done`/`n` only word the message).
   size_t read_some(char* p, size_t cap, int timeout_ms, size_t done, size_t n);
+  // read_exact's loop: timeout_for(done) is the wait allowed for the next bytes.
+  template <typename TimeoutFor>
+  bool read_exact_with(void* buf, size_t n, bool allow_eof, TimeoutFor timeout_for);
   // Socket or pipe, found out on first use; pipes are made non-blocking then.
   void classify();
   // The socket's receive timeout, set only when it changes.

@@ -76,7 +76,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 0: {
       Channel ch = stream_of(rest, &peer);
       std::string reason;
-      accept_handshake(ch, "x1", "x1", limits, &reason);
+      accept_handshake(ch, "x1", "x1", limits,
+                       std::chrono::steady_clock::now() + std::chrono::milliseconds(limits.handshake_timeout_ms),
+                       &reason);
       break;
     }
     case 1: {
