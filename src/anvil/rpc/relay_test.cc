@@ -4,6 +4,7 @@
 // a hop that dies mid-request, and a client that leaves ending the inner session too.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -248,6 +249,25 @@ TEST_F(RelayTest, HopThatDiesMidRequestIsReportedAndTheGatewayServesOn) {
   ServerProcess inner("inner");
   RPCSession ok = connect_through(gateway.port(), inner.port());
   EXPECT_EQ(ok.get_function("rpc.test.addone")(int64_t{1}).as_int(), 2);
+}
+
+TEST_F(RelayTest, SessionTimeoutOfTheGatewayEndsBothSessions) {
+  ServerProcess inner("inner");
+  ServerProcess gateway("gateway");
+  {
+    ConnectOptions o;
+    o.session_constructor_args = {Value(std::string("rpc.Connect")), Value(std::string("127.0.0.1")),
+                                  Value(int64_t{inner.port()}), Value(std::string("inner")), Value(false)};
+    RPCSession remote = RPCSession::connect("127.0.0.1", gateway.port(), "gateway", 0.5, o);
+    Function addone = remote.get_function("rpc.test.addone");
+    EXPECT_EQ(addone(int64_t{1}).as_int(), 2);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    EXPECT_THROW(addone(int64_t{1}), RPCSessionTimeoutError);
+  }
+  ConnectOptions o;
+  o.limits.idle_timeout_ms = 5000;  // fail, don't hang, if the inner session were still held
+  RPCSession direct = RPCSession::connect("127.0.0.1", inner.port(), "inner", 0, o);
+  EXPECT_EQ(direct.get_function("rpc.test.addone")(int64_t{2}).as_int(), 3);
 }
 
 TEST_F(RelayTest, ClientThatLeavesEndsTheInnerSession) {
