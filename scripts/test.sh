@@ -6,6 +6,8 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+# ccache reuses compilations across checkouts (see scripts/build.sh) in every tree built here.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 FUZZ_SECONDS=${ANVIL_FUZZ_SECONDS:-30}
 failed=()
 step() { echo; echo "==== $*"; }
