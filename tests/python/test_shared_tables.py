@@ -8,7 +8,7 @@ import pytest
 
 import anvil
 from anvil import _ffi
-from anvil.rpc.tracker import TrackerCode
+from anvil.rpc.tracker import RPC_TRACKER_MAGIC, TrackerCode
 
 
 def _tvm_or_skip(module):
@@ -33,6 +33,7 @@ def test_tracker_codes_match_tvm():
     tvm_base = _tvm_or_skip("tvm.rpc.base")
     theirs = {k: v for k, v in vars(tvm_base.TrackerCode).items() if k.isupper()}
     assert _ffi.rpc.tracker_codes() == theirs
+    assert RPC_TRACKER_MAGIC == _ffi.rpc.TRACKER_MAGIC == tvm_base.RPC_TRACKER_MAGIC == 0x2F271
 
 
 # -- device type names --------------------------------------------------------------------------

@@ -6,7 +6,8 @@
 //   RPCError, RPCSessionTimeoutError  the Python faces of the C++ errors of the same names; a
 //                 remote error of another kind (ValueError, ...) is raised as a subclass of both
 //                 RPCError and that Python type.
-//   tracker_codes() the tracker protocol's codes (rpc/tracker_codes.def) for anvil.rpc.tracker.
+//   tracker_codes(), TRACKER_MAGIC  the tracker protocol's codes and magic (rpc/tracker_codes.*)
+//                 for anvil.rpc.tracker.
 // Remote objects that remote functions return come back as anvil.runtime.Object with type_key
 // "rpc.RemoteTensor"; RemoteTensor.from_object (used by anvil.rpc) turns them into RemoteTensors.
 #include <nanobind/stl/optional.h>
@@ -123,6 +124,7 @@ void init_rpc(nb::module_& m) {
         return codes;
       },
       "The tracker protocol's codes, {name: value} (src/anvil/rpc/tracker_codes.def).");
+  sub.attr("TRACKER_MAGIC") = rpc::kRPCTrackerMagic;
 
   sub.def(
       "module_get_function",

@@ -11,7 +11,7 @@ import time
 
 from .. import _ffi
 
-RPC_TRACKER_MAGIC = 0x2F271
+RPC_TRACKER_MAGIC = _ffi.rpc.TRACKER_MAGIC  # src/anvil/rpc/tracker_codes.h
 _MAX_REPLY = 64 << 20
 
 

@@ -8,6 +8,8 @@
 #include <string_view>
 
 #include "anvil/base/error.h"
+#include "anvil/rpc/tracker_codes.h"
+#include "anvil/runtime/device.h"
 
 namespace anvil::rpc {
 
@@ -16,13 +18,13 @@ inline constexpr int32_t kRPCMagic = 0xFF271;
 inline constexpr int32_t kRPCCodeSuccess = kRPCMagic + 0;
 inline constexpr int32_t kRPCCodeDuplicate = kRPCMagic + 1;
 inline constexpr int32_t kRPCCodeMismatch = kRPCMagic + 2;
-inline constexpr int32_t kRPCTrackerMagic = 0x2F271;
+// kRPCTrackerMagic: tracker_codes.h, with the tracker protocol's codes.
 // The protocol version carried by kInitServer; unchanged from TVM v0.20 to HEAD.
 inline constexpr std::string_view kProtocolVersion = "0.8.0";
 // The largest device type a peer may name. DLDeviceType has no fixed underlying type, so only
 // values within its enumerators' bit width are valid C++ values: [0, 15] for the DLPack header
 // this builds against (largest enumerator 13), which covers every device Anvil serves.
-inline constexpr int32_t kMaxDeviceType = 15;
+inline constexpr int32_t kMaxDeviceType = kMaxDeviceTypeCode;  // runtime/device.h
 // The prefix that makes a client raise RPCSessionTimeoutError instead of RPCError (spec §2.6.4).
 inline constexpr std::string_view kSessionTimeoutPrefix = "RPCSessionTimeoutError: ";
 

@@ -1,11 +1,16 @@
-// The tracker protocol's codes as a C++ enum and a name table, from tracker_codes.def. Header
+// The tracker protocol's magic, and its codes as a C++ enum and a name table from
+// tracker_codes.def. Header
 // only, so the tracker, the server's tracker link, the proxy and the Python bindings share it
 // without a link dependency on one another.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 namespace anvil::rpc {
+
+// RPC_TRACKER_MAGIC: the first 4 bytes each way of a tracker connection (bytes 71 F2 02 00).
+inline constexpr int32_t kRPCTrackerMagic = 0x2F271;
 
 enum class TrackerCode : int {
 #define ANVIL_TRACKER_CODE(name, value, text) name = value,

@@ -23,11 +23,10 @@ constexpr DeviceTypeName kDeviceNames[] = {
 #undef ANVIL_DEVICE_ALIAS
 };
 
-// The largest value the header's DLDeviceType can hold: its enumerators end at kDLCUDAManaged
-// (13), so its values are those of a 4-bit field. A newer header with more enumerators fails here,
-// and this bound (and Hexagon's exclusion in device_types.def) can be revisited.
+// kMaxDeviceTypeCode (device.h) follows from the header's last enumerator. A newer header with
+// more enumerators fails here, and that bound (and Hexagon's exclusion in device_types.def) can be
+// revisited.
 static_assert(kDLCUDAManaged == 13, "a new DLPack header: recheck kMaxDeviceTypeCode");
-constexpr int32_t kMaxDeviceTypeCode = 15;
 
 const DeviceTypeName* find_code(int32_t code) {
   for (const auto& entry : kDeviceNames)

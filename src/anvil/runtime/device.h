@@ -38,6 +38,11 @@ struct DeviceTypeName {
 // Every row of device_types.def, canonical names first (the table Python reads).
 std::span<const DeviceTypeName> device_type_names();
 
+// The largest value this build's DLDeviceType can hold: the DLPack header's enumerators end at
+// kDLCUDAManaged (13), so its values are those of a 4-bit field (device.cc checks the header).
+// Also the bound of device types on the RPC wire (rpc/protocol.h).
+inline constexpr int32_t kMaxDeviceTypeCode = 15;
+
 // Whether `code` is a device type of the table that this build's DLDeviceType can hold (every
 // code but Hexagon's 16; see device_types.def). The check for codes read from outside.
 bool device_type_fits(int32_t code);

@@ -21,7 +21,7 @@ namespace anvil::rpc::tracker {
 using rpc::TrackerCode;
 using rpc::tracker_code_name;  // "PUT", "REQUEST", ...; "UNKNOWN" otherwise
 
-constexpr int32_t kTrackerMagic = 0x2F271;           // RPC_TRACKER_MAGIC, bytes 71 F2 02 00
+constexpr int32_t kTrackerMagic = kRPCTrackerMagic;  // tracker_codes.h
 constexpr std::size_t kMaxFrameBytes = 1u << 20;     // TVM's MAX_TRACKER_MSG_BYTES
 constexpr int kMaxJsonDepth = 32;                    // deeper input is hostile, never TVM's
 constexpr std::size_t kMaxKeyBytes = 1024;           // device keys, match keys, addresses
