@@ -206,8 +206,9 @@ TEST_F(ElfCorruptionTest, DynamicSegmentIsChecked) {
   for (auto [field, bit] : {std::pair{offsetof(Elf64_Phdr, p_offset), 3}, {offsetof(Elf64_Phdr, p_offset), 40},
                             {offsetof(Elf64_Phdr, p_vaddr), 12}, {offsetof(Elf64_Phdr, p_vaddr), 40},
                             {offsetof(Elf64_Phdr, p_filesz), 40}, {offsetof(Elf64_Phdr, p_memsz), 2}}) {
+    uint64_t at = ph + field, mask = uint64_t{1} << bit;  // (clang 14 cannot capture bindings)
     expect_refused("PT_DYNAMIC field at " + std::to_string(field) + " bit " + std::to_string(bit),
-                   [&](std::string& b) { put<uint64_t>(b, ph + field, get<uint64_t>(b, ph + field) ^ (uint64_t{1} << bit)); });
+                   [at, mask](std::string& b) { put<uint64_t>(b, at, get<uint64_t>(b, at) ^ mask); });
   }
   // No end marker: every DT_NULL turned into DT_DEBUG.
   expect_refused("dynamic table without DT_NULL", [&](std::string& b) {
