@@ -16,10 +16,16 @@ from ._registry import (  # noqa: E402
     get_global_func,
     list_global_func_names,
     register_func,
+    register_global_func,
     remove_global_func,
 )
 from . import runtime  # noqa: E402
 from . import rpc  # noqa: E402
+
+# TVM 0.27 spells these tvm.runtime.tensor, tvm.runtime.empty, ...: the same functions (after
+# anvil.rpc wrapped tensor/empty, so remote devices work there too).
+runtime.tensor, runtime.empty, runtime.from_dlpack = tensor, empty, from_dlpack
+runtime.device, runtime.cpu, runtime.cuda = device, cpu, cuda
 from . import tir, te  # noqa: E402
 from .build_module import build, lower  # noqa: E402
 
@@ -49,6 +55,7 @@ __all__ = [
     "lower",
     "opencl",
     "register_func",
+    "register_global_func",
     "remove_global_func",
     "runtime",
     "te",

@@ -67,6 +67,10 @@ def register_func(func_name, f=None, override=False):
     return register(f) if f is not None else register
 
 
+# TVM 0.27's name (tvm.register_global_func); the same function.
+register_global_func = register_func
+
+
 def remove_global_func(name):
     """Remove a global function; return True when it was registered."""
     _registered_from_python.discard(name)

@@ -1,5 +1,6 @@
-// anvil.Device: a DLPack (device_type, device_id) pair with TVM's printing ("cpu(0)") and the
-// device attributes of runtime/device_attrs.def as read-only properties.
+// anvil.Device: a DLPack (device_type, device_id) pair with TVM's printing ("cpu(0)"), TVM 0.27's
+// accessors (type, index, dlpack_device_type()) and the device attributes of
+// runtime/device_attrs.def as read-only properties.
 #include <string>
 
 #include "anvil/runtime/device_api.h"
@@ -64,6 +65,15 @@ void init_device(nb::module_& m) {
       .def(
           "dlpack_device", [](const Device& d) { return nb::make_tuple(static_cast<int>(d.type), d.id); },
           "The (device_type, device_id) pair used by the DLPack protocol.")
+      // TVM 0.27's names: dev.dlpack_device_type() (the code), dev.type (the name), dev.index.
+      .def(
+          "dlpack_device_type", [](const Device& d) { return static_cast<int>(d.type); },
+          "The DLPack device code (1 = cpu), as device_type (TVM 0.27's name).")
+      .def_prop_ro(
+          "type", [](const Device& d) { return std::string(device_type_name(d.type)); },
+          "The device type's name: 'cpu', 'cuda', 'opencl', 'vulkan', ... (TVM 0.27's Device.type).")
+      .def_prop_ro(
+          "index", [](const Device& d) { return d.id; }, "The device ordinal, as device_id (TVM 0.27's name).")
       .def(
           "sync",
           [](const Device& d) {

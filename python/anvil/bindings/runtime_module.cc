@@ -74,7 +74,7 @@ void init_runtime_module(nb::module_& m) {
       .def(
           "__getitem__", [](const Module& mod, const std::string& name) { return mod.get_function(name); },
           nb::arg("name"))
-      .def("get_function", &Module::get_function, nb::arg("name"), nb::arg("query_imports") = true,
+      .def("get_function", &Module::get_function, nb::arg("name"), nb::arg("query_imports") = false,
            "The function `name` of this module, else (when query_imports) of its imports, depth-first.\n"
            "Raises ValueError when no module defines it.")
       .def(

@@ -7,6 +7,10 @@ lists); ShapeTuple becomes a shape (returned as ShapeTuple, a tuple); numpy arra
 without a copy as CPU tensors sharing the array's memory (read-only arrays are copied); other
 objects with ``__dlpack__`` are imported without a copy; other callables become Functions. Data
 types come back as strings such as ``"float32"``.
+
+``anvil.runtime.tensor``, ``empty``, ``from_dlpack``, ``device``, ``cpu`` and ``cuda`` are the
+functions of the same names in ``anvil`` (TVM 0.27's ``tvm.runtime`` has them too); the package's
+``__init__`` sets them here.
 """
 from .._ffi import Device, Function, Module, Object, Tensor
 from .memory import allocator_bytes_held, num_threads, release_unused
