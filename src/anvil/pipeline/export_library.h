@@ -1,8 +1,10 @@
 // export_library: turns a module tree into one shared library — host code compiled by the system
-// C compiler, plus the blob (runtime/module/blob.h) carrying every other module — that
+// C compiler, plus the blob (runtime/module/blob.h) carrying every other module, assembled from
+// its bytes with .incbin (no C array: 100 MB of weights add about a second) — that
 // Module::load_from_file (or anvil.runtime.load_module) loads back.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,7 +22,10 @@ struct ExportOptions {
 // RuntimeError (with the compiler's output) if compilation fails.
 void export_library(const Module& root, const std::string& path, const ExportOptions& options = {});
 
-// The C source defining the blob symbols (also used by tests).
-std::string blob_to_c_source(const std::string& blob);
+// The assembler source defining the blob symbols (docs/abi.md): __anvil_library_blob, 64-byte
+// aligned in .rodata, holds the bytes of blob_file (through .incbin), and
+// __anvil_library_blob_size = blob_size. The same `cc` driver assembles it for the export's
+// target. Also used by tests to build libraries with corrupt blobs.
+std::string blob_assembly_source(const std::string& blob_file, uint64_t blob_size);
 
 }  // namespace anvil::pipeline
