@@ -58,33 +58,71 @@ std::string quote_string(const std::string& s) {
   return out + "\"";
 }
 
-std::string ExprPrinter::unique(const std::string& base) {
-  auto& used = naming_buffer_ ? used_buffer_names_ : used_var_names_;
+template <typename Taken>
+std::string ExprPrinter::unique(const std::string& base, const Taken& taken) {
   std::string name = base;
-  for (int k = 1; used.count(name); ++k) name = base + "_" + std::to_string(k);
-  used.insert(name);
+  for (int k = 1; taken.count(name); ++k) name = base + "_" + std::to_string(k);
   return name;
 }
 
-const std::string& ExprPrinter::var_name(const VarNode* v) {
+bool ExprPrinter::holds(const std::string& name, const VarNode* v) const {
+  auto h = holder_.find(name);
+  return h == holder_.end() || h->second == v;
+}
+
+std::string ExprPrinter::var_name(const VarNode* v) {
   auto it = vars_.find(v);
-  if (it != vars_.end()) return it->second;
-  naming_buffer_ = false;
-  return vars_.emplace(v, unique(v->name())).first->second;
+  std::string name = it != vars_.end() && holds(it->second, v) ? it->second : unique(v->name(), holder_);
+  holder_[name] = v;
+  vars_[v] = name;
+  auto depth = bind_depth_.find(v);
+  if (depth == bind_depth_.end() || depth->second == 0) free_.insert(v);
+  return name;
+}
+
+std::string ExprPrinter::bind_var(const VarNode* v) {
+  auto it = vars_.find(v);
+  std::string name = it != vars_.end() && holds(it->second, v) ? it->second : unique(v->name(), holder_);
+  holder_[name] = v;
+  vars_[v] = name;
+  ++bind_depth_[v];
+  return name;
+}
+
+void ExprPrinter::unbind_var(const VarNode* v) {
+  int& depth = bind_depth_[v];
+  if (depth > 0) --depth;
+  if (depth > 0 || free_.count(v)) return;
+  auto h = holder_.find(vars_[v]);
+  if (h != holder_.end() && h->second == v) holder_.erase(h);
 }
 
 const std::string& ExprPrinter::buffer_name(const BufferNode* b) {
   auto it = buffers_.find(b);
   if (it != buffers_.end()) return it->second;
-  naming_buffer_ = true;
-  std::string name = unique(b->name());
-  naming_buffer_ = false;
+  auto& views = buffer_views_[b->data().get()];
+  auto view = views.find(b->name());
+  std::string name;
+  if (view != views.end()) {
+    name = view->second;
+  } else {
+    name = unique(b->name(), used_buffer_names_);
+    used_buffer_names_.insert(name);
+    views.emplace(b->name(), name);
+  }
   return buffers_.emplace(b, std::move(name)).first->second;
 }
 
 std::string ExprPrinter::print(const PrimExpr& e) {
   int prec = 0;
   return text(e, &prec);
+}
+
+// Operands are printed left to right (names are assigned in reading order).
+std::string ExprPrinter::call_text(const std::string& name, std::initializer_list<PrimExpr> args) {
+  std::vector<std::string> parts;
+  for (const PrimExpr& a : args) parts.push_back(print(a));
+  return name + "(" + join(parts) + ")";
 }
 
 std::string ExprPrinter::operand(const PrimExpr& e, int min_prec) {
@@ -141,10 +179,11 @@ std::string ExprPrinter::text(const PrimExpr& e, int* prec) {
     int p = (op_prec);                                                                                 \
     std::string sym = (op_text);                                                                       \
     if (ExprKind::k##Name == ExprKind::kDiv && !node->a().dtype().is_float()) p = 0, sym = "truncdiv"; \
-    if (p == 0) return sym + "(" + print(node->a()) + ", " + print(node->b()) + ")";                   \
+    if (p == 0) return call_text(sym, {node->a(), node->b()});                                         \
     *prec = p;                                                                                         \
     int left_min = is_comparison(ExprKind::k##Name) ? p + 1 : p;                                       \
-    return operand(node->a(), left_min) + " " + sym + " " + operand(node->b(), p + 1);                 \
+    std::string lhs = operand(node->a(), left_min);                                                    \
+    return lhs + " " + sym + " " + operand(node->b(), p + 1);                                          \
   }
 #include "anvil/ir/expr_kinds.def"
 #undef ANVIL_BINARY_EXPR
@@ -154,13 +193,14 @@ std::string ExprPrinter::text(const PrimExpr& e, int* prec) {
       return "not " + operand(e.as<NotNode>()->a(), kNotPrec);
     case ExprKind::kSelect: {
       auto* n = e.as<SelectNode>();
-      return "select(" + print(n->cond()) + ", " + print(n->true_value()) + ", " + print(n->false_value()) + ")";
+      return call_text("select", {n->cond(), n->true_value(), n->false_value()});
     }
     case ExprKind::kCast:
       return dtype_name(t) + "(" + print(e.as<CastNode>()->value()) + ")";
     case ExprKind::kRamp: {
       auto* n = e.as<RampNode>();
-      return "ramp(" + print(n->base()) + ", " + print(n->stride()) + ", " + std::to_string(n->lanes()) + ")";
+      std::string base = print(n->base());
+      return "ramp(" + base + ", " + print(n->stride()) + ", " + std::to_string(n->lanes()) + ")";
     }
     case ExprKind::kBroadcast: {
       auto* n = e.as<BroadcastNode>();
@@ -169,7 +209,11 @@ std::string ExprPrinter::text(const PrimExpr& e, int* prec) {
     case ExprKind::kLet: {
       auto* n = e.as<LetNode>();
       *prec = kLetPrec;
-      return "let " + var_name(n->var().get()) + " = " + operand(n->value(), kLetPrec + 1) + " in " + print(n->body());
+      std::string value = operand(n->value(), kLetPrec + 1);
+      std::string name = bind_var(n->var().get());
+      std::string body = print(n->body());
+      unbind_var(n->var().get());
+      return "let " + name + " = " + value + " in " + body;
     }
     case ExprKind::kCall: {
       auto* n = e.as<CallNode>();
@@ -179,9 +223,10 @@ std::string ExprPrinter::text(const PrimExpr& e, int* prec) {
     }
     case ExprKind::kBufferLoad: {
       auto* n = e.as<BufferLoadNode>();
+      std::string name = buffer_name(n->buffer().get());
       std::vector<std::string> idx;
       for (const auto& i : n->indices()) idx.push_back(print(i));
-      return buffer_name(n->buffer().get()) + "[" + join(idx) + "]";
+      return name + "[" + join(idx) + "]";
     }
   }
   return "<unknown>";

@@ -63,6 +63,28 @@ TEST(ExprPrinter, DistinctVarsWithOneNameGetSuffixes) {
   EXPECT_EQ(to_string(i1 + i2 + i1), "i + i_1 + i");
 }
 
+TEST(ExprPrinter, LetsInSiblingScopesKeepTheirNamesNestedOnesAreSuffixed) {
+  Var x1("x"), x2("x"), y("y");
+  // Two lets of distinct vars named x side by side: no clash, both print as x.
+  EXPECT_EQ(to_string(let(x1, y + 1, x1 * 2) + let(x2, y + 2, x2 * 3)),
+            "(let x = y + 1 in x * 2) + (let x = y + 2 in x * 3)");
+  // Nested: the inner x is visible together with the outer one.
+  EXPECT_EQ(to_string(let(x1, y, let(x2, x1 + 1, x1 + x2))), "let x = y in let x_1 = x + 1 in x + x_1");
+  // A free var named like a let var in scope is a clash too.
+  Var free_x("x");
+  EXPECT_EQ(to_string(let(x1, 1, x1 + free_x)), "let x = 1 in x + x_1");
+}
+
+TEST(ExprPrinter, ViewsOfOneAllocationShareTheirNameDistinctBuffersGetSuffixes) {
+  Var data("A", handle_type());
+  Buffer a2 = Buffer::make(data, DataType::float32(), {4, 4}, {}, {}, "A", kDefaultBufferAlignment, "global");
+  Buffer a1 = Buffer::make(data, DataType::float32(), {16}, {}, {}, "A", kDefaultBufferAlignment, "global");
+  Buffer other = decl_buffer({16}, DataType::float32(), "A");
+  Var i("i");
+  EXPECT_EQ(to_string(buffer_load(a2, {i, 1}) + buffer_load(a1, {i * 4 + 1}) + buffer_load(other, {i})),
+            "A[i, 1] + A[i * 4 + 1] + A_1[i]");
+}
+
 TEST(ExprPrinter, BufferDeclListsNonDefaults) {
   Var n = size_var("n");
   EXPECT_EQ(to_string(decl_buffer({n, 4}, DataType::float16(), "X")), "X: Buffer(float16, [n, 4])");

@@ -1,6 +1,8 @@
 // Statement and PrimFunc printer.
 #include "anvil/tir/printer.h"
 
+#include "anvil/ir/structural_equal.h"
+
 namespace anvil::tir {
 namespace {
 
@@ -11,6 +13,16 @@ std::string join(const std::vector<std::string>& parts) {
 }
 
 }  // namespace
+
+// The loop's end, min + extent, without the arithmetic the reader would do: the extent alone from
+// 0, a constant from constants, and X for an extent of the form X - min (a loop partitioned at min).
+std::string StmtPrinter::loop_stop(const PrimExpr& min, const PrimExpr& extent) {
+  auto mn = ir::as_const_int(min), ex = ir::as_const_int(extent);
+  if (mn == 0) return print(extent);
+  if (mn && ex && min.dtype() == DataType::int32()) return std::to_string(*mn + *ex);
+  if (auto* sub = extent.as<ir::SubNode>(); sub && ir::structural_equal(sub->b(), min)) return print(sub->a());
+  return print(ir::AddNode::make(min, extent));
+}
 
 void StmtPrinter::line(int indent, const std::string& text, std::string* out) {
   out->append(static_cast<size_t>(indent) * 2, ' ');
@@ -34,15 +46,10 @@ void StmtPrinter::stmt(const Stmt& s, int indent, std::string* out) {
   switch (s.kind()) {
     case StmtKind::kFor: {
       auto* op = s.as<ForNode>();
-      std::string stop;
-      auto mn = ir::as_const_int(op->min()), ex = ir::as_const_int(op->extent());
-      if (mn == 0)
-        stop = print(op->extent());
-      else if (mn && ex && op->min().dtype() == DataType::int32())
-        stop = std::to_string(*mn + *ex);
-      else
-        stop = print(ir::AddNode::make(op->min(), op->extent()));
-      std::string text = "for " + var_name(op->loop_var().get()) + " in range(" + print(op->min()) + ", " + stop + ")";
+      // The range first: it is outside the loop var's scope.
+      std::string start = print(op->min());
+      std::string range = "range(" + start + ", " + loop_stop(op->min(), op->extent()) + ")";
+      std::string text = "for " + bind_var(op->loop_var().get()) + " in " + range;
       switch (op->for_kind()) {
         case ForKind::kSerial:
           break;
@@ -59,13 +66,16 @@ void StmtPrinter::stmt(const Stmt& s, int indent, std::string* out) {
       }
       line(indent, text + ":", out);
       block(op->body(), indent + 1, out);
+      unbind_var(op->loop_var().get());
       return;
     }
     case StmtKind::kBufferStore: {
       auto* op = s.as<BufferStoreNode>();
+      std::string name = buffer_name(op->buffer().get());
       std::vector<std::string> idx;
       for (const auto& i : op->indices()) idx.push_back(print(i));
-      line(indent, buffer_name(op->buffer().get()) + "[" + join(idx) + "] = " + print(op->value()), out);
+      std::string target = name + "[" + join(idx) + "]";
+      line(indent, target + " = " + print(op->value()), out);
       return;
     }
     case StmtKind::kAllocate: {
@@ -81,9 +91,10 @@ void StmtPrinter::stmt(const Stmt& s, int indent, std::string* out) {
     }
     case StmtKind::kLetStmt: {
       auto* op = s.as<LetStmtNode>();
-      line(indent, var_name(op->var().get()) + ": " + ir::dtype_name(op->var().dtype()) + " = " + print(op->value()),
-           out);
+      std::string value = print(op->value());
+      line(indent, bind_var(op->var().get()) + ": " + ir::dtype_name(op->var().dtype()) + " = " + value, out);
       stmt(op->body(), indent, out);
+      unbind_var(op->var().get());
       return;
     }
     case StmtKind::kIfThenElse: {

@@ -8,6 +8,8 @@
 //         for kk in range(0, k):
 //           C[i, j] = C[i, j] + A[i, kk] * B[kk, j]
 //
+// Names as in "anvil/ir/printer.h": loops and lets of sibling scopes reuse a name; the end of a
+// loop that starts at `lo` with extent `hi - lo` prints as `range(lo, hi)`.
 // Statement forms: `for v in range(start, stop) [parallel|vectorized|unrolled|thread("threadIdx.x")]
 // [{key: value}]:`, `A[i] = v`, `T = allocate(float32, [64], "local")` (scope to the end of the
 // block), `x: int32 = v` (LetStmt, same), `if c:` / `elif c:` / `else:`, `evaluate(e)`,
@@ -42,6 +44,7 @@ class StmtPrinter : public ir::ExprPrinter {
   void stmt(const Stmt& s, int indent, std::string* out);
   void block(const Stmt& s, int indent, std::string* out);  // body of a ':' line
   void line(int indent, const std::string& text, std::string* out);
+  std::string loop_stop(const PrimExpr& min, const PrimExpr& extent);
 };
 
 }  // namespace anvil::tir

@@ -10,6 +10,7 @@ namespace {
 
 using ir::buffer_load;
 using ir::decl_buffer;
+using ir::floordiv;
 
 PrimFunc matmul() {
   Var n = ir::size_var("n"), m = ir::size_var("m"), k = ir::size_var("k");
@@ -73,6 +74,66 @@ TEST(StmtPrinter, FuncWithScalarParamRetTypeAndAttrs) {
             "func main(h: A = Buffer(int32, [8]), alpha: int32) -> int32:\n"
             "  attr tuned = 1\n"
             "  A[0] = alpha\n");
+}
+
+TEST(StmtPrinter, FlattenedBodyOfParamBuffersPrintsTheParamNames) {
+  // storage_flatten's form: the body reads 1-d views (same data var, same name) of the 2-d params.
+  Buffer A = decl_buffer({4, 8}, DataType::float32(), "A");
+  Buffer C = decl_buffer({4, 8}, DataType::float32(), "C");
+  auto flat = [](const Buffer& b) {
+    return Buffer::make(b->data(), b->dtype(), {32}, {}, {}, b->name(), b->alignment(), b->scope());
+  };
+  Var i("i");
+  PrimFunc f = make_prim_func(
+      "flat", {A, C}, make_for(i, 0, 32, buffer_store(flat(C), buffer_load(flat(A), {i}) * 2.0, {i})));
+  EXPECT_EQ(to_string(f),
+            "func flat(A: Buffer(float32, [4, 8]), C: Buffer(float32, [4, 8])):\n"
+            "  for i in range(0, 32):\n"
+            "    C[i] = A[i] * 2.0f\n");
+}
+
+TEST(StmtPrinter, SiblingLoopsKeepTheirNamesNestedOnesAreSuffixed) {
+  Buffer A = decl_buffer({4, 4}, DataType::float32(), "A");
+  Var i1("i"), j1("j"), i2("i"), j2("j"), i3("i");
+  Stmt first = make_for(i1, 0, 4, make_for(j1, 0, 4, buffer_store(A, 1, {i1, j1})));
+  Stmt second = make_for(i2, 0, 4, make_for(j2, 0, 4, buffer_store(A, 2, {i2, j2})));
+  Stmt nested = make_for(i1, 0, 4, make_for(i3, 0, 4, buffer_store(A, 3, {i1, i3})));
+  EXPECT_EQ(to_string(make_prim_func("loops", {A}, seq({first, second, nested}))),
+            "func loops(A: Buffer(float32, [4, 4])):\n"
+            "  for i in range(0, 4):\n"
+            "    for j in range(0, 4):\n"
+            "      A[i, j] = 1.0f\n"
+            "  for i in range(0, 4):\n"
+            "    for j in range(0, 4):\n"
+            "      A[i, j] = 2.0f\n"
+            "  for i in range(0, 4):\n"
+            "    for i_1 in range(0, 4):\n"
+            "      A[i, i_1] = 3.0f\n");
+}
+
+TEST(StmtPrinter, ShapeVarNamedLikeALoopVarIsSuffixedInsideTheLoopOnly) {
+  Var n("n"), loop_n("n"), i("i");
+  Buffer A = decl_buffer({n}, DataType::int32(), "A");
+  Stmt body = seq({make_for(loop_n, 0, 4, buffer_store(A, loop_n, {loop_n})),
+                   make_for(i, 0, n, buffer_store(A, 0, {i}))});
+  EXPECT_EQ(to_string(make_prim_func("shadow", {A}, body)),
+            "func shadow(A: Buffer(int32, [n])):\n"
+            "  for n_1 in range(0, 4):\n"
+            "    A[n_1] = n_1\n"
+            "  for i in range(0, n):\n"
+            "    A[i] = 0\n");
+}
+
+TEST(StmtPrinter, LoopFromLoToHiPrintsItsEnd) {
+  Var n = ir::size_var("n"), i("i");
+  Buffer A = decl_buffer({n}, DataType::float32(), "A");
+  PrimExpr lo = floordiv(n, 8), hi = floordiv(n + 7, 8);
+  EXPECT_EQ(to_string(make_for(i, lo, hi - lo, buffer_store(A, 0, {i}))),
+            "for i in range(n // 8, (n + 7) // 8):\n"
+            "  A[i] = 0.0f\n");
+  EXPECT_EQ(to_string(make_for(i, lo, n, buffer_store(A, 0, {i}))),
+            "for i in range(n // 8, n // 8 + n):\n"
+            "  A[i] = 0.0f\n");
 }
 
 }  // namespace

@@ -37,7 +37,7 @@ TEST(LoopPartition, PeelsTheTailOfANonDividingSplit) {
             "  for io in range(0, n // 4):\n"
             "    for ii in range(0, 4):\n"
             "      B[io * 4 + ii] = A[io * 4 + ii] * 2.0f\n"
-            "  for io in range(n // 4, n // 4 + ((n + 3) // 4 - n // 4)):\n"
+            "  for io in range(n // 4, (n + 3) // 4):\n"
             "    for ii in range(0, 4):\n"
             "      if io * 4 + ii < n:\n"
             "        B[io * 4 + ii] = A[io * 4 + ii] * 2.0f\n");

@@ -1,6 +1,9 @@
 // simplify pass: arithmetic simplification with loop ranges, if conditions and lets in scope.
 #include "anvil/tir/passes/simplify.h"
 
+#include <unordered_set>
+#include <vector>
+
 #include "anvil/arith/simplify.h"
 #include "anvil/ir/expr_ops.h"
 #include "anvil/tir/stmt_functor.h"
@@ -96,6 +99,23 @@ Stmt simplify(const Stmt& s, arith::Analyzer* analyzer) { return StmtSimplifier(
 
 PrimFunc simplify(const PrimFunc& f) {
   arith::Analyzer ana;
+  // A dimension of a parameter buffer is a tensor's extent at run time, so >= 0, also when its
+  // var is a plain te.var rather than a size var (not a var that is itself a scalar parameter,
+  // which the caller passes). Loop partitioning's clamps such as max(n // 8, 0) then fold away.
+  std::unordered_set<const ir::VarNode*> scalars;
+  for (const Var& p : f->params()) scalars.insert(p.get());
+  std::vector<arith::BindScope> shape_bounds;
+  for (const Var& p : f->params()) {
+    Buffer b = f->buffer_of(p);
+    if (!b.defined()) continue;
+    for (const PrimExpr& d : b->shape()) {
+      auto* v = d.as<ir::VarNode>();
+      if (!v || v->is_size_var() || scalars.count(v) || !v->dtype().is_int() || v->dtype().lanes() != 1 ||
+          ana.lookup(Var(v)))
+        continue;
+      shape_bounds.push_back(ana.bind(Var(v), {0, arith::ConstIntBound::of_dtype(v->dtype()).max}));
+    }
+  }
   return StmtSimplifier(&ana).mutate_func(f);
 }
 

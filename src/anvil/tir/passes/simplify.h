@@ -4,7 +4,8 @@
 // Also drops ifs whose condition is proved true/false, removes loops of extent 0 (and of a
 // constant extent <= 0) and replaces loops of extent 1 by their body with the loop var := min
 // (thread-bound loops are kept), and inlines lets of constants and vars. Buffer shapes are left
-// as they are. Returns f itself when nothing changed.
+// as they are; the variables of parameter buffer shapes are known to be >= 0 (tensor extents).
+// Returns f itself when nothing changed.
 #pragma once
 
 #include "anvil/arith/analyzer.h"

@@ -44,6 +44,25 @@ TEST(SimplifyPass, FoldsIndicesDropsDecidedIfsAndTrivialLoops) {
     testing::expect_same_results(f, g, {{n}, {n}}, 11);
 }
 
+// A split of a plain-var extent (te.var("n"), not a size var), partitioned: the clamp max(n // 8, 0)
+// of the split point folds because n is a parameter buffer's dimension, so >= 0.
+TEST(SimplifyPass, ShapeVarsOfParamBuffersAreNonNegative) {
+  Var n("n"), io("io");
+  Buffer A = decl_buffer({n}, DataType::float32(), "A");
+  PrimExpr split = ir::min(ir::max(floordiv(n, 8), 0), floordiv(n + 7, 8));
+  PrimFunc f = make_prim_func("clamped", {A}, make_for(io, 0, split, buffer_store(A, 1, {io * 8})));
+  PrimFunc g = verified(simplify(verified(f)));
+  EXPECT_EQ(to_string(g),
+            "func clamped(A: Buffer(float32, [n])):\n"
+            "  for io in range(0, n // 8):\n"
+            "    A[io * 8] = 1.0f\n");
+  for (int64_t size : {0, 7, 8, 21}) testing::expect_same_results(f, g, {{size}}, 5);
+  // A scalar parameter is whatever the caller passes: nothing is assumed about it.
+  Buffer B = decl_buffer({n}, DataType::float32(), "B");
+  PrimFunc h = make_prim_func("scalar_n", {B, n}, make_for(io, 0, split, buffer_store(B, 1, {io * 8})));
+  EXPECT_NE(to_string(simplify(h)).find("max(n // 8, 0)"), std::string::npos) << to_string(simplify(h));
+}
+
 TEST(SimplifyPass, UsesIfConditionsInBranches) {
   Buffer A = decl_buffer({16}, DataType::float32(), "A");
   Var i("i");

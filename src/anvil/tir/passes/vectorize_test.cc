@@ -83,7 +83,7 @@ TEST(Vectorize, PartitionedSplitVectorizesTheMainLoop) {
             "func add_one(A: Buffer(float32, [n]), B: Buffer(float32, [n])):\n"
             "  for io in range(0, n // 8):\n"
             "    B[ramp(io * 8, 1, 8)] = A[ramp(io * 8, 1, 8)] + broadcast(1.0f, 8)\n"
-            "  for io in range(n // 8, n // 8 + ((n + 7) // 8 - n // 8)):\n"
+            "  for io in range(n // 8, (n + 7) // 8):\n"
             "    for ii in range(0, 8):\n"
             "      if io * 8 + ii < n:\n"
             "        B[io * 8 + ii] = A[io * 8 + ii] + 1.0f\n");
