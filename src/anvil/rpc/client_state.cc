@@ -224,8 +224,9 @@ WireValue ClientState::encode_arg(const Value& v, size_t index) {
       break;
     }
     case ValueKind::kTensor:
-      type_error("argument ", index, ": a local tensor cannot be passed to the remote; copy it there with "
-                 "RPCSession::upload_tensor");
+      type_error("argument ", index, ": a tensor in this process's memory cannot be passed to a remote function; "
+                 "copy it to the server first: anvil.tensor(array, sess.cpu()) in Python, "
+                 "sess.upload_tensor(tensor, sess.cpu()) in C++");
     default:
       break;
   }
