@@ -30,7 +30,7 @@ CLI::Option* add_port_option(CLI::App& app, const std::string& name, int& port, 
                              int min_port, int max_port) {
   CLI::Validator check(
       [min_port, max_port](std::string& text) { return port_problem(text, min_port, max_port); },
-      str_cat("PORT in ", min_port, "..", max_port));
+      str_cat(min_port, "..", max_port));
   return app.add_option(name, port, help)->check(check);
 }
 

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "anvil/rpc/address.h"
+
 namespace anvil::rpc {
 namespace {
 
@@ -27,7 +29,7 @@ void enable_keepalive(int fd) {
 ProxyDial dial_proxy(const std::string& host, int port, const std::string& server_key, const Limits& limits,
                      const std::atomic<bool>& stop) {
   ProxyDial d;
-  std::string where = str_cat(host, ":", port);
+  std::string where = format_host_port(host, port);
   try {
     Channel ch = tcp_connect(host, port, limits.handshake_timeout_ms);
     enable_keepalive(ch.read_fd());

@@ -215,7 +215,7 @@ void Server::run_listening() {
 }
 
 void Server::run_through_proxy() {
-  std::string where = str_cat(options_.host, ":", options_.port);
+  std::string where = format_host_port(options_.host, options_.port);
   log_info("RPCServer: serving through proxy ", where, " as key '", options_.key, "'");
   int refusals = 0;  // DUPLICATE or immediate MISMATCH answers in a row
   while (!g_stop.load() && (options_.max_sessions == 0 || sessions_ < options_.max_sessions)) {

@@ -56,7 +56,7 @@ struct Tracker::Impl : ConnectionOwner {
         io_error("tracker: cannot serve the status page on ", options.host, ":", *options.http_port, ": ",
                  err.what());
       }
-      log_info("status page on http://", options.host, ":", http->port(), "/");
+      log_info("status page on http://", format_host_port(options.host, http->port()), "/");
     }
     accept_next();
     if (options.handle_signals) {
