@@ -1,6 +1,5 @@
 # anvil.lower and anvil.build (TVM's tvm.lower / tvm.build) and what built modules add to
-# runtime.Module: get_source (inspect_source), time_evaluator, and running "c" modules (compiled on
-# first call).
+# runtime.Module: get_source, time_evaluator, and running "c" modules (compiled on first call).
 import itertools
 import os
 import tempfile
@@ -10,6 +9,7 @@ from . import _ffi
 from ._device import device as _to_device
 from ._ffi import Module
 from .runtime.vm import BenchmarkResult
+from .target import Target
 from .te import Schedule
 from .tir import PrimFunc
 
@@ -58,11 +58,13 @@ def lower(inp, args=None, name="main", binds=None, simple_mode=False, dump_ir=Fa
     return _te.lower(inp, list(args), name, bool(dump_ir))
 
 
-def _target_text(target):
+def _target_text(target, target_host=None):
+    """The canonical text of `target` (str, dict or Target; None = "llvm") with its host."""
     if target is None:
-        return "llvm"
-    text = str(target) if not isinstance(target, str) else target
-    return text
+        target = "llvm"
+    if target_host is None:
+        return str(Target(target))
+    return str(Target(target, host=target_host))
 
 
 def build(inputs, args=None, target="llvm", target_host=None, name="main", binds=None, dump_ir=False):
@@ -74,9 +76,14 @@ def build(inputs, args=None, target="llvm", target_host=None, name="main", binds
     args : list of te.Tensor and te.var
         With a schedule: the kernel's parameters in order (see :func:`lower`): tensors, and
         scalar variables called with Python ints / floats.
-    target : str
+    target : str, dict or anvil.target.Target
         ``"llvm"`` (this CPU; options as ``"llvm -mcpu=... -fast-math"``) or ``"c"`` (C source
-        compiled by the system C compiler when first called or exported).
+        compiled by the system C compiler when first called or exported). A device target
+        (``Target("vulkan", host="llvm")``) raises NotImplementedError naming its kind until
+        its code generator exists.
+    target_host : str, dict or anvil.target.Target
+        The host target of a device target (TVM's argument); for ``llvm``/``c`` it must equal
+        the target (or be None).
     name : str
         The kernel's name, with a schedule.
 
@@ -87,10 +94,9 @@ def build(inputs, args=None, target="llvm", target_host=None, name="main", binds
         ``time_evaluator``. Calls check the number, dtypes and shapes of their arguments
         (TypeError / ValueError), and the shapes against listed shape variables.
     """
-    del target_host
     if binds:
         raise NotImplementedError("build: binds is not supported")
-    text = _target_text(target)
+    text = _target_text(target, target_host)
     if isinstance(inputs, Schedule):
         if args is None:
             raise TypeError("build: args (the kernel's tensors) are required with a schedule")
@@ -148,16 +154,13 @@ def _getitem(self, name):
     return _module_getitem(_runnable(self), name)
 
 
-def _get_function(self, name, query_imports=False):
-    """The function `name` of this module; with ``query_imports=True`` also of its imports
-    (depth-first). TVM's default: only the module itself (``mod[name]`` searches the imports too).
-    Raises ValueError when no module defines it."""
+def _get_function(self, name, query_imports=True):
     return _module_get_function(_runnable(self), name, query_imports)
 
 
 def _get_source(self, fmt=""):
     """The module's code as text: LLVM modules ``"ll"`` (IR, the default) or ``"asm"``;
-    C modules their C source. ``inspect_source`` is TVM 0.27's name for it."""
+    C modules their C source."""
     return _module_get_source(self, fmt)
 
 
@@ -181,7 +184,6 @@ def _time_evaluator(self, func_name, dev, number=10, repeat=1, min_repeat_ms=0, 
 Module.__getitem__ = _getitem
 Module.get_function = _get_function
 Module.get_source = _get_source
-Module.inspect_source = _get_source
 Module.time_evaluator = _time_evaluator
 
 __all__ = ["build", "lower"]

@@ -367,3 +367,48 @@ def test_bad_targets_and_inputs():
         anvil.build("not a schedule", args)
     with pytest.raises(TypeError):
         anvil.build(s)
+
+
+def test_target_with_a_host_parses_prints_and_compares():
+    from anvil.target import Target
+
+    t = Target("vulkan -from_device=0", host="llvm -mcpu=znver4")
+    assert t.kind.name == "vulkan"
+    assert str(t) == "vulkan -from_device=0 -host=llvm -mcpu=znver4"
+    assert t.host == Target("llvm -mcpu=znver4") and t.host.kind.name == "llvm"
+    assert t.attrs == {"from_device": 0}
+    assert Target(str(t)) == t and hash(Target(str(t))) == hash(t)
+    assert Target("vulkan", host="llvm") != Target("vulkan")  # the host is part of the target
+    assert Target("vulkan").host is None  # TVM: None when not given (its code is built for llvm)
+    assert Target("llvm").host is None and Target("llvm", host="llvm") == Target("llvm")
+    assert t.with_host("c").host == Target("c") and t.with_host(None) == Target("vulkan -from_device=0")
+    assert Target({"kind": "vulkan", "host": {"kind": "llvm", "mcpu": "znver4"}}).host == Target("llvm -mcpu=znver4")
+    assert Target({"kind": "llvm", "fast-math": True, "mattr": ["+avx2", "+fma"]}).attrs == {
+        "mattr": ["+avx2", "+fma"],
+        "fast-math": True,
+    }
+    assert "vulkan" in Target.list_kinds()
+    with pytest.raises(ValueError, match="host kind"):
+        Target("vulkan", host="cuda")
+    with pytest.raises(ValueError, match="its own host"):
+        Target("llvm", host="c")
+    with pytest.raises(TypeError):
+        Target(3)
+
+
+def test_build_takes_targets_with_hosts_and_names_device_kinds_without_a_generator():
+    from anvil.target import Target
+
+    s, args = vector_add(16)
+    for target in ("c", Target("c"), Target("llvm -opt-level=2")):
+        mod = anvil.build(s, args, target=target, name="vadd")
+        assert mod.kind == str(target).split()[0]
+    a, b, c = (np.arange(16, dtype="float32") for _ in range(3))
+    anvil.build(s, args, target="llvm", target_host="llvm", name="vadd")["vadd"](a, b, c)
+    np.testing.assert_array_equal(c, a + b)
+    with pytest.raises(NotImplementedError, match="no code generator for target kind 'vulkan' yet"):
+        anvil.build(s, args, target=Target("vulkan", host="llvm"), name="vadd")
+    with pytest.raises(NotImplementedError, match="no code generator for target kind 'cuda' yet"):
+        anvil.build(s, args, target="cuda", target_host="llvm", name="vadd")
+    with pytest.raises(ValueError, match="its own host"):
+        anvil.build(s, args, target="llvm", target_host="c", name="vadd")

@@ -1,7 +1,8 @@
 // Lowering and building for Python (anvil.lower, anvil.build): PrimFunc (printable, runnable in
 // the reference interpreter) and pipeline::lower / pipeline::build. The source text of built
 // modules (get_source) is the global function "runtime.ModuleGetSource" (codegen/module_source.h,
-// registered in module.cc). The te submodule's initialiser lives here too.
+// registered in module.cc). anvil.target.Target's parser (te.target_parse). The te submodule's
+// initialiser lives here too.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -72,6 +73,27 @@ void interpret(const tir::PrimFunc& f, nb::args args) {
   tir::run_prim_func(f, iargs);
 }
 
+nb::object option_value(const TargetOptionValue& v) {
+  if (const auto* s = std::get_if<std::string>(&v)) return nb::cast(*s);
+  if (const auto* n = std::get_if<int64_t>(&v)) return nb::cast(*n);
+  if (const auto* b = std::get_if<bool>(&v)) return nb::cast(*b);
+  return nb::cast(std::get<std::vector<std::string>>(v));
+}
+
+// What anvil.target.Target keeps of a parsed target: canonical text, kind, written host, options.
+nb::dict target_info(const Target& t) {
+  nb::dict out;
+  out["str"] = t.str();
+  out["kind"] = std::string(t.kind_name());
+  out["is_host_kind"] = t.is_host_kind();
+  out["host"] = t.has_host() ? nb::cast(t.host().str()) : nb::none();
+  nb::dict attrs;
+  for (std::string_view key : Target::option_keys(t.kind()))
+    if (auto v = t.get(key)) attrs[nb::cast(std::string(key))] = option_value(*v);
+  out["attrs"] = attrs;
+  return out;
+}
+
 }  // namespace
 
 void init_te_build(nb::module_& te) {
@@ -115,6 +137,19 @@ void init_te_build(nb::module_& te) {
         return pipeline::build(funcs, t, options(dump_ir));
       },
       nb::arg("funcs"), nb::arg("target"), nb::arg("dump_ir"));
+  te.def(
+      "target_parse",
+      [](const std::string& text, std::optional<std::string> host) {
+        Target t = Target::parse(text);
+        if (host) t = t.with_host(Target::parse(*host));
+        return target_info(t);
+      },
+      nb::arg("text"), nb::arg("host").none());
+  te.def("target_kinds", [] {
+    std::vector<std::string> out;
+    for (std::string_view k : Target::kind_names()) out.emplace_back(k);
+    return out;
+  });
 }
 
 void init_te_bindings(nb::module_& m) {

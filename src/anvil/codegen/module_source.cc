@@ -4,20 +4,16 @@
 #include <mutex>
 
 #include "anvil/base/error.h"
-#include "anvil/codegen/c/c_source_module.h"
-#include "anvil/codegen/llvm/llvm_module.h"
+#include "anvil/codegen/codegen_registry.h"
 #include "anvil/runtime/registry.h"
 
 namespace anvil::codegen {
 
 std::string module_source(const Module& m, std::string_view format) {
   if (!m.defined()) value_error("get_source: the module is undefined");
-  if (is_llvm_module(m)) return llvm_module_source(m, format.empty() ? "ll" : format);
-  if (m.kind() == "c") {
-    if (!format.empty() && format != "c")
-      value_error("get_source: a module of kind 'c' has C source only, not '", format, "'");
-    return c_source_of(m);
-  }
+  // The code generator that makes this module kind knows how to read it (codegen_registry.cc).
+  const CodegenEntry* entry = find_codegen_for_module(m.kind());
+  if (entry != nullptr && entry->source != nullptr) return entry->source(m, format);
   value_error("get_source: a module of kind '", m.kind(), "' has no source text");
 }
 

@@ -13,7 +13,8 @@
 namespace anvil::codegen {
 
 // Kind "llvm": "ll" (LLVM IR, also for "") or "asm" / "s" (assembly); kind "c": its C source
-// ("" or "c"). ValueError for another format or a module kind without source text.
+// ("" or "c"). ValueError for another format or a module kind without source text. The reader
+// of each module kind is its code generator's row in codegen_registry.h.
 std::string module_source(const Module& m, std::string_view format);
 
 // Registers the compiler's global functions ("runtime.ModuleGetSource"). Idempotent; called by

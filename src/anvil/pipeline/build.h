@@ -16,9 +16,14 @@
 // variable ANVIL_DUMP_IR=1 (or BuildOptions::dump_ir) prints the function after every stage to
 // stderr; debug builds (and BuildOptions::verify) check well-formedness after every stage.
 //
-// Targets: kind "llvm" (codegen/llvm: JIT-runnable module of kind "llvm") and kind "c"
-// (codegen/c: a module of kind "c", C source that export_library compiles). Other kinds are a
-// ValueError. Errors of the stages pass through unchanged (ValueError for illegal schedules and
+// Targets: each function is built for its "target" attribute (kTargetAttr) if it has
+// one, else for the build's target; the functions are grouped per target and each group goes to
+// the code generator of its kind (codegen/codegen_registry.h): "llvm" (codegen/llvm, a
+// JIT-runnable module of kind "llvm"), "c" (codegen/c, a module of kind "c", C source that
+// export_library compiles). A device target (`vulkan -host=llvm`) sends the functions marked for
+// its host to the host's generator; its own kernels fail with NotImplementedError "no code
+// generator for target kind 'vulkan' yet" until that back end's row exists. With several groups
+// the host's module imports the device modules. Errors of the stages pass through unchanged (ValueError for illegal schedules and
 // bad arguments of lower, NotImplementedError for IR a code generator cannot translate).
 #pragma once
 
@@ -33,6 +38,10 @@
 #include "anvil/tir/prim_func.h"
 
 namespace anvil::pipeline {
+
+// The PrimFunc attribute (StringImm, target text) naming the target a function is built for
+// (TVM's "target" attribute); without it, the build's target.
+inline constexpr std::string_view kTargetAttr = "target";
 
 struct BuildOptions {
   bool dump_ir = false;  // print every stage to stderr (also: ANVIL_DUMP_IR set and not "0")

@@ -11,12 +11,14 @@
 namespace anvil {
 namespace {
 
+enum class KindRole { kHost, kDevice };
 struct KindInfo {
   TargetKind kind;
   std::string_view name;
+  KindRole role;
 };
 constexpr KindInfo kKinds[] = {
-#define ANVIL_TARGET_KIND(e, name) {TargetKind::e, name},
+#define ANVIL_TARGET_KIND(e, name, role) {TargetKind::e, name, KindRole::k##role},
 #include "anvil/target/target_kinds.def"
 };
 
@@ -36,6 +38,13 @@ std::string_view name_of(TargetKind kind) {
   for (const auto& k : kKinds)
     if (k.kind == kind) return k.name;
   return "?";
+}
+
+std::string host_kind_names() {
+  std::string out;
+  for (const auto& k : kKinds)
+    if (k.role == KindRole::kHost) out += (out.empty() ? "'" : ", '") + std::string(k.name) + "'";
+  return out;
 }
 
 int32_t option_index(TargetKind kind, std::string_view key) {
@@ -167,7 +176,18 @@ Target Target::parse(std::string_view text) {
     value_error(where, "unknown target kind '", tokens[0], "' (expected one of: ", kinds, ")");
   }
   Target target(kind->kind);
-  for (size_t t = 1; t < tokens.size(); ++t) {
+  // "-host=<kind>": the host target, which takes the rest of the string.
+  size_t end = tokens.size();
+  std::string host_text;
+  for (size_t t = 1; t < tokens.size() && end == tokens.size(); ++t) {
+    if (tokens[t] != "-host" && !tokens[t].starts_with("-host=")) continue;
+    end = t;
+    host_text = std::string(tokens[t].substr(std::min<size_t>(tokens[t].size(), 6)));
+    if (host_text.empty())
+      value_error(where, "option '-host' needs a target ('-host=llvm ...', the host's options following it)");
+    for (size_t h = t + 1; h < tokens.size(); ++h) host_text += " " + std::string(tokens[h]);
+  }
+  for (size_t t = 1; t < end; ++t) {
     std::string_view token = tokens[t];
     if (token.size() < 2 || token[0] != '-' || token[1] == '-' || token[1] == '=')
       value_error(where, "expected an option of the form -key=value or -flag, got '", token, "'");
@@ -185,7 +205,15 @@ Target Target::parse(std::string_view text) {
     target.entries_.push_back({index, std::move(parsed)});
   }
   target.finish();
-  return target;
+  if (end == tokens.size()) return target;
+  Target host = [&] {
+    try {
+      return Target::parse(host_text);
+    } catch (const Error& e) {
+      value_error(where, "its host: ", e.what());
+    }
+  }();
+  return target.with_host(host);
 }
 
 void Target::finish() {
@@ -197,6 +225,7 @@ void Target::finish() {
     if (const auto* b = std::get_if<bool>(&e.value); b && *b) continue;  // a set flag prints bare
     str_ += "=" + print_value(e.value);
   }
+  if (host_ != nullptr) str_ += " -host=" + host_->str();
   hash_ = std::hash<std::string>()(str_);
 }
 
@@ -238,6 +267,13 @@ std::optional<std::vector<std::string>> Target::get_list(std::string_view key) c
   return get_typed<std::vector<std::string>>(*this, key, e ? &e->value : nullptr);
 }
 
+std::optional<TargetOptionValue> Target::get(std::string_view key) const {
+  ANVIL_ICHECK(option_index(kind_, key) >= 0, "target kind '", kind_name(), "' has no option '-", key, "'");
+  const Entry* e = find(key);
+  if (e == nullptr) return std::nullopt;
+  return e->value;
+}
+
 Target Target::with(std::string_view key, TargetOptionValue value) const {
   std::string where = str_cat("target '", str_, "': ");
   int32_t index = option_index(kind_, key);
@@ -253,6 +289,40 @@ Target Target::with(std::string_view key, TargetOptionValue value) const {
 Target Target::without(std::string_view key) const {
   Target out = *this;
   std::erase_if(out.entries_, [&](const Entry& e) { return kOptions[e.option].key == key; });
+  out.finish();
+  return out;
+}
+
+bool Target::is_host_kind(TargetKind kind) {
+  for (const auto& k : kKinds)
+    if (k.kind == kind) return k.role == KindRole::kHost;
+  return false;
+}
+
+Target Target::host() const {
+  if (is_host_kind()) return *this;
+  if (host_ != nullptr) return *host_;
+  return Target(TargetKind::kLLVM);
+}
+
+Target Target::with_host(const Target& host) const {
+  std::string where = str_cat("target '", str_, "' with host '", host.str(), "': ");
+  if (!host.is_host_kind())
+    value_error(where, "a host target must be of a host kind (", host_kind_names(), "), not '", host.kind_name(), "'");
+  if (host.has_host()) value_error(where, "a host target cannot have a host itself");
+  if (is_host_kind()) {
+    if (host == *this) return *this;
+    value_error(where, "a target of kind '", kind_name(), "' is its own host; only device targets take a host");
+  }
+  Target out = *this;
+  out.host_ = std::make_shared<const Target>(host);
+  out.finish();
+  return out;
+}
+
+Target Target::without_host() const {
+  Target out = *this;
+  out.host_ = nullptr;
   out.finish();
   return out;
 }

@@ -1,5 +1,5 @@
-// Target: parsing TVM-style strings, canonical printing (round trip), equality and hashing, and
-// the messages for bad input.
+// Target: parsing TVM-style strings, canonical printing (round trip), equality and hashing, host
+// targets, and the messages for bad input.
 #include "anvil/target/target.h"
 
 #include <gtest/gtest.h>
@@ -94,6 +94,59 @@ TEST(TargetTest, BadInputGivesMessagesNamingTheProblem) {
   EXPECT_NE(parse_error("llvm --mcpu=a").find("-key=value"), std::string::npos);
   // Options are validated per kind: -arch is CUDA's, not Vulkan's.
   EXPECT_NE(parse_error("vulkan -arch=sm_90").find("for target kind 'vulkan'"), std::string::npos);
+}
+
+TEST(TargetTest, DeviceTargetsTakeAHostThatIsPrintedHashedAndCompared) {
+  Target v = Target::parse("vulkan -from_device=0 -host=llvm -mcpu=znver4 -num-cores=2");
+  EXPECT_EQ(v.kind(), TargetKind::kVulkan);
+  EXPECT_EQ(v.get_int("from_device"), 0);
+  ASSERT_TRUE(v.has_host());
+  EXPECT_EQ(v.host(), Target::parse("llvm -mcpu=znver4 -num-cores=2"));
+  EXPECT_EQ(v.str(), "vulkan -from_device=0 -host=llvm -mcpu=znver4 -num-cores=2");
+  EXPECT_EQ(Target::parse(v.str()), v);
+  // The same through with_host, and options set later keep the host.
+  Target w = Target::parse("vulkan").with_host(Target::parse("llvm -num-cores=2 -mcpu=znver4")).with("from_device", int64_t{0});
+  EXPECT_EQ(w, v);
+  EXPECT_EQ(w.hash(), v.hash());
+  // The host is part of identity; a host that was not written is not printed, but is "llvm".
+  Target bare = Target::parse("vulkan");
+  EXPECT_FALSE(bare.has_host());
+  EXPECT_EQ(bare.host(), Target::parse("llvm"));
+  EXPECT_NE(bare, Target::parse("vulkan -host=llvm"));
+  EXPECT_NE(Target::parse("vulkan -host=llvm").hash(), Target::parse("vulkan -host=c").hash());
+  EXPECT_EQ(Target::parse("vulkan -host=c").host(), Target::parse("c"));
+  EXPECT_EQ(v.without_host(), Target::parse("vulkan -from_device=0"));
+  std::unordered_set<Target> set{bare, Target::parse("vulkan -host=llvm"), Target::parse("vulkan  -host=llvm ")};
+  EXPECT_EQ(set.size(), 2u);
+  for (const char* text : {"cuda -arch=sm_90 -host=llvm -mtriple=aarch64-linux-gnu", "opencl -host=c -num-cores=4"}) {
+    EXPECT_EQ(Target::parse(text).str(), text);
+    EXPECT_TRUE(Target::parse(text).has_host());
+  }
+}
+
+TEST(TargetTest, HostKindsAreTheirOwnHost) {
+  Target llvm = Target::parse("llvm -mcpu=znver4");
+  EXPECT_TRUE(llvm.is_host_kind());
+  EXPECT_TRUE(Target::is_host_kind(TargetKind::kC));
+  EXPECT_FALSE(Target::is_host_kind(TargetKind::kVulkan));
+  EXPECT_EQ(llvm.host(), llvm);
+  EXPECT_FALSE(llvm.has_host());
+  EXPECT_EQ(llvm.with_host(llvm), llvm);  // TVM accepts Target("llvm", host="llvm")
+  EXPECT_EQ(Target::parse("c -host=c"), Target::parse("c"));
+  EXPECT_NE(parse_error("llvm -host=c").find("is its own host"), std::string::npos);
+  EXPECT_THROW(llvm.with_host(Target::parse("llvm")), Error);  // a different llvm target
+}
+
+TEST(TargetTest, BadHostsGiveMessagesNamingTheProblem) {
+  std::string msg = parse_error("vulkan -host=cuda");
+  EXPECT_NE(msg.find("must be of a host kind ('llvm', 'c'), not 'cuda'"), std::string::npos) << msg;
+  EXPECT_NE(parse_error("vulkan -host=").find("'-host' needs a target"), std::string::npos);
+  EXPECT_NE(parse_error("vulkan -host").find("'-host' needs a target"), std::string::npos);
+  msg = parse_error("vulkan -host=llvm -arch=sm_90");
+  EXPECT_NE(msg.find("its host"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("unknown option '-arch' for target kind 'llvm'"), std::string::npos) << msg;
+  EXPECT_NE(parse_error("vulkan -host=tpu").find("unknown target kind 'tpu'"), std::string::npos);
+  EXPECT_THROW(Target::parse("vulkan").with_host(Target::parse("opencl")), Error);
 }
 
 TEST(TargetTest, TypedGetterMisuseIsAnInternalError) {
