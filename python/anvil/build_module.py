@@ -1,5 +1,6 @@
 # anvil.lower and anvil.build (TVM's tvm.lower / tvm.build) and what built modules add to
-# runtime.Module: get_source, time_evaluator, and running "c" modules (compiled on first call).
+# runtime.Module: get_source (inspect_source), time_evaluator, and running "c" modules (compiled on
+# first call).
 import itertools
 import os
 import tempfile
@@ -154,13 +155,16 @@ def _getitem(self, name):
     return _module_getitem(_runnable(self), name)
 
 
-def _get_function(self, name, query_imports=True):
+def _get_function(self, name, query_imports=False):
+    """The function `name` of this module; with ``query_imports=True`` also of its imports
+    (depth-first). TVM's default: only the module itself (``mod[name]`` searches the imports too).
+    Raises ValueError when no module defines it."""
     return _module_get_function(_runnable(self), name, query_imports)
 
 
 def _get_source(self, fmt=""):
     """The module's code as text: LLVM modules ``"ll"`` (IR, the default) or ``"asm"``;
-    C modules their C source."""
+    C modules their C source. ``inspect_source`` is TVM 0.27's name for it."""
     return _module_get_source(self, fmt)
 
 
@@ -184,6 +188,7 @@ def _time_evaluator(self, func_name, dev, number=10, repeat=1, min_repeat_ms=0, 
 Module.__getitem__ = _getitem
 Module.get_function = _get_function
 Module.get_source = _get_source
+Module.inspect_source = _get_source
 Module.time_evaluator = _time_evaluator
 
 __all__ = ["build", "lower"]
