@@ -190,16 +190,19 @@ void client_authenticate(Channel& ch, std::string_view token, std::string_view s
   w.raw(digest_view(client_auth_proof(token, *server_nonce, client_nonce)));
   ch.write_all(w.buffer().data(), w.buffer().size(), limits.handshake_timeout_ms);
 
-  Endpoint ep(std::move(ch), limits);
-  std::optional<std::string> body;
-  try {
-    body = ep.recv_packet(limits.handshake_timeout_ms);
-  } catch (...) {
-    ch = std::move(ep.channel());
-    throw;
+  // One deadline for the whole reply, however slowly its bytes arrive (issue #10 item 1).
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(limits.handshake_timeout_ms);
+  uint64_t length = 0;
+  if (!ch.read_exact_until(&length, 8, deadline, /*allow_eof=*/true)) {
+    throw RPCError(ErrorKind::kIO, str_cat(where, " closed the connection during authentication"));
   }
-  ch = std::move(ep.channel());
-  if (!body) throw RPCError(ErrorKind::kIO, str_cat(where, " closed the connection during authentication"));
+  constexpr uint64_t kMaxAuthReplyBytes = 64 * 1024;  // the proof, or an exception's message
+  if (length < 4 || length > kMaxAuthReplyBytes) {
+    throw ProtocolError(str_cat(where, " sent an authentication reply of ", length, " bytes (expected 4..",
+                                kMaxAuthReplyBytes, ")"));
+  }
+  std::optional<std::string> body(std::string(static_cast<size_t>(length), '\0'));
+  ch.read_exact_until(body->data(), body->size(), deadline);
   Reader r(*body, "auth reply");
   int32_t code = r.i32("code");
   if (code == static_cast<int32_t>(RPCCode::kException)) {

@@ -126,7 +126,13 @@ std::string connect_handshake(Channel& ch, const std::string& full_key, const st
   int32_t code = 0;
   // The answer may take long: a proxy answers only once it has paired us with a server, and a
   // busy server accepts only after its current session (TVM's client waits without limit).
-  if (!ch.read_exact(&code, 4, std::max(timeout, limits.idle_timeout_ms), timeout, /*allow_eof=*/true)) {
+  // The first byte may wait for a busy server; from it on, the whole reply has one deadline.
+  auto* code_bytes = reinterpret_cast<char*>(&code);
+  if (!ch.read_exact(code_bytes, 1, std::max(timeout, limits.idle_timeout_ms), timeout, /*allow_eof=*/true)) {
+    throw RPCError(ErrorKind::kIO, str_cat(where, " closed the connection during the handshake"));
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout);
+  if (!ch.read_exact_until(code_bytes + 1, 3, deadline, /*allow_eof=*/true)) {
     throw RPCError(ErrorKind::kIO, str_cat(where, " closed the connection during the handshake"));
   }
   std::string key = full_key.starts_with("client:") ? full_key.substr(7) : full_key;
@@ -138,12 +144,12 @@ std::string connect_handshake(Channel& ch, const std::string& full_key, const st
   }
   if (code != kRPCCodeSuccess) throw RPCError(ErrorKind::kRuntime, str_cat("URL ", where, " is not TVM RPC server"));
   int32_t len = 0;
-  ch.read_exact(&len, 4, timeout, timeout);
+  ch.read_exact_until(&len, 4, deadline);
   if (len < 0 || static_cast<uint32_t>(len) > limits.max_key_bytes) {
     throw ProtocolError(str_cat(where, " sent a server key of ", len, " bytes"));
   }
   std::string remote(static_cast<size_t>(len), '\0');
-  if (len > 0) ch.read_exact(remote.data(), remote.size(), timeout, timeout);
+  if (len > 0) ch.read_exact_until(remote.data(), remote.size(), deadline);
   return remote;
 }
 

@@ -10,6 +10,8 @@
 
 #include "anvil/rpc/handshake.h"
 
+#include "anvil/rpc/auth.h"
+
 namespace anvil::rpc {
 namespace {
 
@@ -129,6 +131,38 @@ TEST(HandshakeAcceptor, AcceptHandshakeHasOneDeadline) {
   EXPECT_FALSE(accept_handshake(server, "x1", "x1", Limits{}, start + std::chrono::milliseconds(400), &reason));
   EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(1000));
   EXPECT_TRUE(reason.find("deadline") != std::string::npos || reason.find("timed out") != std::string::npos) << reason;
+}
+
+// The client's side: a server dripping its reply one byte per 100 ms (17 bytes, about 1.7 s)
+// is cut off at the 500 ms handshake timeout, not given 500 ms again for every read.
+TEST(HandshakeClient, ConnectHandshakeHasOneDeadline) {
+  auto [client, server] = channel_pair();
+  std::string reply;
+  int32_t words[2] = {kRPCCodeSuccess, 9};
+  reply.append(reinterpret_cast<const char*>(words), 8);
+  reply += "server:x1";
+  Dripper drip(server, reply, std::chrono::milliseconds(100));
+  Limits limits;
+  limits.handshake_timeout_ms = 500;
+  auto start = Clock::now();
+  EXPECT_THROW(connect_handshake(client, "client:x1", "peer", limits), Error);
+  EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(1500));
+}
+
+TEST(HandshakeClient, ClientAuthenticateHasOneDeadline) {
+  auto [client, server] = channel_pair();
+  std::string reply;
+  uint64_t length = 36;
+  reply.append(reinterpret_cast<const char*>(&length), 8);
+  reply.append(reinterpret_cast<const char*>(&kAuthCode), 4);
+  reply += std::string(32, 'p');  // 44 bytes, 100 ms apart: about 4.4 s
+  Dripper drip(server, reply, std::chrono::milliseconds(100));
+  Limits limits;
+  limits.handshake_timeout_ms = 500;
+  std::string server_key = "server:x1 " + std::string(kAuthNonceOption) + std::string(64, 'a');
+  auto start = Clock::now();
+  EXPECT_THROW(client_authenticate(client, "token", server_key, "peer", limits), Error);
+  EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(1500));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "anvil/rpc/address.h"
@@ -49,8 +50,10 @@ ProxyDial dial_proxy(const std::string& host, int port, const std::string& serve
       if (r > 0) break;
       if (r < 0 && errno != EINTR) throw ChannelError(str_cat("poll: ", std::strerror(errno)));
     }
+    // Bytes are here: the whole reply (code, key length, key) has one deadline (issue #10 item 1).
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(limits.handshake_timeout_ms);
     int32_t code = 0;
-    if (!ch.read_exact(&code, 4, limits.handshake_timeout_ms, limits.handshake_timeout_ms, /*allow_eof=*/true)) {
+    if (!ch.read_exact_until(&code, 4, deadline, /*allow_eof=*/true)) {
       d.reason = str_cat("proxy ", where, " closed the connection before pairing");
       return d;
     }
@@ -70,14 +73,13 @@ ProxyDial dial_proxy(const std::string& host, int port, const std::string& serve
       return d;
     }
     int32_t keylen = 0;
-    ch.read_exact(&keylen, 4, limits.handshake_timeout_ms, limits.handshake_timeout_ms);
+    ch.read_exact_until(&keylen, 4, deadline);
     if (keylen < 0 || static_cast<uint32_t>(keylen) > limits.max_key_bytes) {
       d.reason = str_cat("proxy ", where, " sent a client key of ", keylen, " bytes");
       return d;
     }
     d.client_key.assign(static_cast<size_t>(keylen), '\0');
-    if (keylen > 0) ch.read_exact(d.client_key.data(), d.client_key.size(), limits.handshake_timeout_ms,
-                                  limits.handshake_timeout_ms);
+    if (keylen > 0) ch.read_exact_until(d.client_key.data(), d.client_key.size(), deadline);
     d.channel = std::move(ch);
     d.status = ProxyDial::kPaired;
   } catch (const Error& e) {

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "anvil/base/python_repr.h"
 #include "anvil/rpc/admission.h"
 #include "anvil/rpc/address.h"
 #include "anvil/rpc/auth.h"
@@ -34,16 +35,6 @@ namespace fs = std::filesystem;
 namespace {
 
 std::atomic<bool> g_stop{false};
-
-// Python's str(float): 1 -> "1.0", 0.5 -> "0.5" (the timeout message quotes it as TVM does).
-std::string python_float(double v) {
-  std::ostringstream os;
-  os.precision(15);
-  os << v;
-  std::string s = os.str();
-  if (s.find_first_of(".e") == std::string::npos) s += ".0";
-  return s;
-}
 
 fs::path make_session_dir(const std::string& work_root) {
   std::string root = work_root;
@@ -337,7 +328,7 @@ bool Server::poll_session() {
   }
   const std::string& peer = s.peer;
   if (timed_out) {
-    std::string t = python_float(*s.timeout_s);
+    std::string t = python_float_repr(*s.timeout_s);
     log_warning("session with ", peer, " timed out after ", t, " s");
     send_final_exception(s.conn, str_cat(kSessionTimeoutPrefix, "Your ", t,
                                          "s session has expired, try to increase the \"session_timeout\" value."));
