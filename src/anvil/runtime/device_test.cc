@@ -36,7 +36,9 @@ TEST(Device, EveryTableNameRoundTrips) {
     if (!device_type_fits(entry.code)) continue;
     DLDeviceType type = device_type_from_name(entry.name);
     EXPECT_EQ(static_cast<int32_t>(type), entry.code) << entry.name;
-    if (!entry.alias) EXPECT_EQ(device_type_name(type), entry.name);
+    if (!entry.alias) {
+      EXPECT_EQ(device_type_name(type), entry.name);
+    }
     EXPECT_EQ(Device::parse(std::string(entry.name) + ":3").to_string(), std::string(device_code_name(entry.code)) + ":3");
   }
   for (const DeviceTypeName& entry : device_type_names())
