@@ -49,7 +49,9 @@ def test_value_errors_from_user_mistakes():
 
 def test_type_errors_from_user_mistakes():
     echo = anvil.get_global_func("testing.echo")
-    with pytest.raises(TypeError, match="expects 1 argument"):
+    # The RPC test helpers (registered once any session started in this process) replace the
+    # runtime's echo with TVM's, which takes "at least" one argument.
+    with pytest.raises(TypeError, match="testing.echo expects (at least )?1 argument"):
         echo()
     with pytest.raises(TypeError, match="expected a Device or a Tensor"):
         anvil.empty((2,), "float32").copyto("cpu")
