@@ -47,7 +47,10 @@ if ninja -C build-san; then
     name=$(basename "$fuzzer")
     corpus="build-san/corpus/$name"
     mkdir -p "$corpus"
-    if "$fuzzer" -max_total_time="$FUZZ_SECONDS" -print_final_stats=0 "$corpus" tests/fuzz_seeds/"$name" \
+    # The ELF pre-check's seeds are libraries of this build (no binaries in the repository).
+    [ "$name" = fuzz_elf_check ] && cp build-san/lib/libanvil_test_kernels.so build-san/lib/libanvil_test_kernels_packed.so "$corpus"/
+    seeds=(); [ -d tests/fuzz_seeds/"$name" ] && seeds=(tests/fuzz_seeds/"$name")
+    if "$fuzzer" -max_total_time="$FUZZ_SECONDS" -print_final_stats=0 "$corpus" "${seeds[@]}" \
         >"build-san/$name.log" 2>&1; then
       echo "$name: $(grep -Eo 'Done [0-9]+ runs.*' "build-san/$name.log" | tail -1)"
     else

@@ -31,7 +31,7 @@ constexpr const char* kHostName = "riscv64";
 static_assert(sizeof(void*) == 8 && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "link_inputs.cc checks 64-bit little-endian objects: extend it for this host");
 
-// Section types of LLVM that make lld act on other files (llvm/BinaryFormat/ELF.h).
+// Section types of LLVM that make lld act on other files (LLVM: BinaryFormat/ELF.h).
 constexpr uint32_t kShtLlvmLinkerOptions = 0x6fff4c01;
 constexpr uint32_t kShtLlvmDependentLibraries = 0x6fff4c04;
 

@@ -1,7 +1,8 @@
 // libFuzzer target: arbitrary bytes into the ELF pre-check that runs before dlopen. Every input
-// must either pass or throw anvil::Error; crashes, hangs and sanitizer reports are bugs. Seeds
-// (tests/fuzz_seeds/fuzz_elf_check) are real small libraries, so mutations reach the dynamic
-// table, hash tables, versions and relocations.
+// must either pass or throw anvil::Error; crashes, hangs and sanitizer reports are bugs. The
+// seeds (libanvil_test_kernels and its stripped, RELR-packed twin, copied in by scripts/test.sh)
+// are real small libraries, so mutations reach the dynamic table, hash tables, versions and
+// relocations.
 #include <cstddef>
 #include <cstdint>
 
