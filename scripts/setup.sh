@@ -16,11 +16,13 @@ APT_PACKAGES=(
   libdnnl-dev                             # oneDNN: GEMM/conv peer in bench/ (dnnl_sgemm)
   libopenblas-dev                         # OpenBLAS: GEMM peer in bench/ (cblas_sgemm)
   python3 python3-dev python3-venv        # the Python package
+  libprotobuf-dev protobuf-compiler       # ONNX importer (onnx.proto compiled by protoc; links only into frontend/onnx)
 )
 # Python packages: bindings, build backend, tests; apache-tvm is the RPC interoperability peer
 # (tornado: TVM's own proxy and tracker need it, for the interop tests and bench/rpc).
 # Entries are pip-name[:import-name].
-PIP_PACKAGES=(numpy nanobind pytest scikit-build-core apache-tvm:tvm tornado)
+# onnx, onnxruntime: the importer's tests, the conformance runner and the model references.
+PIP_PACKAGES=(numpy nanobind pytest scikit-build-core apache-tvm:tvm tornado onnx onnxruntime)
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do

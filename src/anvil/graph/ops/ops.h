@@ -1,0 +1,19 @@
+// The operator families of the graph IR. Each family file defines its operators' type
+// inference and registers them (graph/op_registry.h) from its register_<family>_ops();
+// register_all_ops calls them all, once, when the table is first read.
+//
+// Operator names, arguments and attributes are documented in each family file's header
+// comment; docs/operators.md lists them all (generated from list_ops()).
+#pragma once
+
+namespace anvil::graph::ops {
+
+void register_elementwise_ops();  // unary/binary/compare/where/cast/activations (elementwise.cc)
+void register_reduce_ops();       // sum/mean/max/min/prod/argmax/argmin/cumsum/topk (reduce.cc)
+void register_nn_ops();           // nn.*: conv2d, conv2d_transpose, dense, matmul, pools, norms, softmax (nn.cc)
+void register_transform_ops();    // reshape/transpose/concat/split/slice/gather/pad/resize/... (transform.cc)
+void register_shape_ops();        // shape_of, shape_to_tensor and other VM-evaluated ops (shape.cc)
+
+void register_all_ops();
+
+}  // namespace anvil::graph::ops

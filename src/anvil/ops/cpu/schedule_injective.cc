@@ -1,0 +1,61 @@
+// Default injective CPU schedule.
+#include "anvil/ops/cpu/schedule_injective.h"
+
+#include <algorithm>
+#include <set>
+
+#include "anvil/ops/cpu/vector_width.h"
+
+namespace anvil::ops {
+namespace {
+
+void collect(const te::Tensor& t, std::set<const te::OperationNode*>& seen, std::vector<te::Tensor>& order) {
+  if (!seen.insert(t.get()).second) return;
+  for (const te::Tensor& in : t->inputs()) collect(in, seen, order);
+  order.push_back(t);
+}
+
+}  // namespace
+
+void inline_injective_stages(te::Schedule& s, const std::vector<te::Tensor>& outputs) {
+  std::set<const te::OperationNode*> seen, outs;
+  std::vector<te::Tensor> order;
+  for (const te::Tensor& o : outputs) {
+    outs.insert(o.get());
+    collect(o, seen, order);
+  }
+  for (const te::Tensor& t : order)
+    if (t.is_compute() && t.reduce_axis().empty() && outs.count(t.get()) == 0) s[t].compute_inline();
+}
+
+void schedule_injective_output(te::Schedule& s, const te::Tensor& out, const Target& target) {
+  te::Stage& st = s[out];
+  std::vector<te::IterVar> axes = st.leaf_iter_vars();
+  if (axes.empty()) return;  // 0-d output: one store
+  te::IterVar fused = axes[0];
+  for (size_t i = 1; i < axes.size(); ++i) fused = st.fuse(fused, axes[i]);
+  // Float32 lanes of the target, scaled to the element size (int8: 4x as many).
+  int bytes = std::max(1, out.dtype().bits() / 8);
+  int lanes = std::max(1, vector_lanes_of(target) * 4 / bytes);
+  std::optional<int64_t> extent;
+  {
+    bool all_const = true;
+    int64_t total = 1;
+    for (const ir::PrimExpr& d : out.shape()) {
+      if (auto c = ir::as_const_int(d)) total *= *c;
+      else all_const = false;
+    }
+    if (all_const) extent = total;
+  }
+  if (extent && *extent < lanes) return;
+  auto [outer, inner] = st.split(fused, lanes);
+  st.vectorize(inner);
+  if (!extent || *extent >= kParallelMinElements) st.parallel(outer);
+}
+
+void schedule_injective(te::Schedule& s, const std::vector<te::Tensor>& outputs, const Target& target) {
+  inline_injective_stages(s, outputs);
+  for (const te::Tensor& o : outputs) schedule_injective_output(s, o, target);
+}
+
+}  // namespace anvil::ops
