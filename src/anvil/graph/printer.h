@@ -8,12 +8,14 @@
 //   }
 //
 // Names are the Vars' own, made unique with a suffix on a clash (%x_1). Constants print as
-// `const[i]` indices into the module's constant list, which follows the functions as
-// `constants { const[0]: Tensor[(4, 8), float32] = <bytes in hex or values> }` (values
-// printed in full so the text parses back to the same module). PrimFuncs print with the
-// tensor IR's printer after the graph functions.
+// `const[i]`, indices into the constant list that follows the functions:
+//   const[0]: Tensor[(2,), float32] = [0.5, -1.25]
+//   const[1]: Tensor[(64, 3, 7, 7), float32] = <9408 values, fnv1a 0x8c3b...>
+// (values in full up to PrintOptions::max_constant_values elements; the elided form is for
+// reading and does not parse back). PrimFuncs print with the tensor IR's printer after them.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "anvil/graph/function.h"
@@ -21,9 +23,9 @@
 namespace anvil::graph {
 
 struct PrintOptions {
-  // Constants with more elements than this print as `<N elements, sha 0x...>`: the text is
-  // then for reading, not for parsing back. 0: print every value.
-  size_t max_constant_elements = 0;
+  // Constants with more elements print as `<N values, fnv1a 0x...>`; -1: every value.
+  int64_t max_constant_values = 16;
+  bool print_prim_funcs = true;
 };
 
 std::string to_string(const IRModule& mod, const PrintOptions& options = {});
