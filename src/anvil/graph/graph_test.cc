@@ -4,6 +4,7 @@
 #include "anvil/base/error.h"
 #include "anvil/graph/builder.h"
 #include "anvil/graph/printer.h"
+#include "anvil/ir/expr_ops.h"
 
 namespace anvil::graph {
 namespace {
