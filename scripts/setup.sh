@@ -22,7 +22,7 @@ APT_PACKAGES=(
 # (tornado: TVM's own proxy and tracker need it, for the interop tests and bench/rpc).
 # Entries are pip-name[:import-name].
 # onnx, onnxruntime: the importer's tests, the conformance runner and the model references.
-PIP_PACKAGES=(numpy nanobind pytest scikit-build-core apache-tvm:tvm tornado onnx onnxruntime)
+PIP_PACKAGES=(numpy nanobind pytest scikit-build-core apache-tvm:tvm tornado onnx onnxruntime rapidocr-onnxruntime:rapidocr_onnxruntime)
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
