@@ -1,0 +1,88 @@
+# Totals of a conformance run and the docs/conformance.md report: per-operator counts, every test
+# that did not pass with its reason, and as the very last line one JSON object of the headline
+# figures ({"conformance": "onnx-node", ...}) for scripts to track.
+import collections
+import datetime
+import platform
+
+
+def summarise(cases, results, version):
+    """Counts over `results` ({name: (outcome, reason)}); tests that never reported count as failed."""
+    totals = collections.Counter()
+    per_op = collections.defaultdict(collections.Counter)
+    misses = []
+    for case in cases:
+        outcome, reason = results.get(case.name, ("fail", "no result (the run was interrupted)"))
+        if case.kind == "light":
+            totals["light_total"] += 1
+            totals["light_pass"] += outcome == "pass"
+        else:
+            totals["all_total"] += 1
+            totals[f"all_{outcome}"] += 1
+            if case.planned:
+                totals["planned_total"] += 1
+                totals["planned_pass"] += outcome == "pass"
+            per_op[case.op][outcome] += 1
+            per_op[case.op]["planned"] += case.planned
+        if outcome != "pass":
+            misses.append((case, outcome, reason))
+    for key in ("all_pass", "all_fail", "all_unsupported", "planned_pass", "planned_total", "light_pass",
+                "light_total", "all_total"):
+        totals.setdefault(key, 0)
+    line = {"conformance": "onnx-node", "onnx": version, "planned_pass": totals["planned_pass"],
+            "planned_total": totals["planned_total"], "all_pass": totals["all_pass"],
+            "all_total": totals["all_total"], "light_pass": totals["light_pass"]}
+    return {"totals": dict(totals), "per_op": per_op, "misses": misses, "json": line, "version": version}
+
+
+def _pct(n, d):
+    return f"{100 * n / d:.1f} %" if d else "-"
+
+
+def write_doc(path, summary, backend):
+    import json
+
+    t, per_op = summary["totals"], summary["per_op"]
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        "# ONNX conformance",
+        "",
+        f"The ONNX backend node tests of onnx {summary['version']} (one model per test, with input and",
+        "expected-output protobufs) and the nine `light` model graphs, run by",
+        f"`tests/conformance/run_node_tests.py --backend {backend}` ({when}, {platform.machine()}) and compared",
+        "by onnx's own rule: same number of outputs, same shapes and dtypes, then `assert_allclose` with",
+        "rtol 1e-3 and atol 1e-7. *Planned* tests are those whose operators are all in issue 11's list.",
+        "",
+        "| | pass | total | rate |",
+        "|---|---:|---:|---:|",
+        f"| planned node tests | {t['planned_pass']} | {t['planned_total']} | "
+        f"{_pct(t['planned_pass'], t['planned_total'])} |",
+        f"| all node tests | {t['all_pass']} | {t['all_total']} | {_pct(t['all_pass'], t['all_total'])} |",
+        f"| light model graphs | {t['light_pass']} | {t['light_total']} | {_pct(t['light_pass'], t['light_total'])} |",
+        "",
+        f"Of all node tests {t['all_fail']} fail and {t['all_unsupported']} are unsupported by the backend.",
+        "",
+        "## Per operator",
+        "",
+        "An expanded test (the operator's function body spelled out) counts under its operator.",
+        "",
+        "| operator | planned | tests | pass | fail | unsupported |",
+        "|---|:---:|---:|---:|---:|---:|",
+    ]
+    for op in sorted(per_op, key=str.lower):
+        c = per_op[op]
+        tests = c["pass"] + c["fail"] + c["unsupported"]
+        planned = "yes" if c["planned"] == tests else ("no" if c["planned"] == 0 else f"{c['planned']}/{tests}")
+        lines.append(f"| {op} | {planned} | {tests} | {c['pass']} | {c['fail']} | {c['unsupported']} |")
+    lines += ["", "## Tests that do not pass", ""]
+    misses = sorted(summary["misses"], key=lambda m: (not m[0].planned, m[0].kind, m[0].name))
+    if not misses:
+        lines.append("None.")
+    else:
+        lines += ["| test | planned | outcome | reason |", "|---|:---:|---|---|"]
+        for case, outcome, reason in misses:
+            reason = reason.replace("|", "\\|").replace("\n", " ")
+            lines.append(f"| {case.name} | {'yes' if case.planned else 'no'} | {outcome} | {reason} |")
+    lines += ["", json.dumps(summary["json"])]
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
