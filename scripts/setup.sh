@@ -16,6 +16,7 @@ APT_PACKAGES=(
   libdnnl-dev                             # oneDNN: GEMM/conv peer in bench/ (dnnl_sgemm)
   libopenblas-dev                         # OpenBLAS: GEMM peer in bench/ (cblas_sgemm)
   python3 python3-dev python3-venv        # the Python package
+  zlib1g-dev                              # anvil run: .npz inputs/outputs (deflate, CRC-32)
   libprotobuf-dev protobuf-compiler       # ONNX importer (onnx.proto compiled by protoc; links only into frontend/onnx)
 )
 # Python packages: bindings, build backend, tests; apache-tvm is the RPC interoperability peer

@@ -8,6 +8,7 @@
 #include "anvil/rpc/address.h"
 #include "anvil/rpc/log.h"
 #include "anvil/rpc/protocol.h"
+#include "anvil/rpc/tracker_client.h"
 #include "anvil/rpc/tracker_codes.h"
 
 namespace anvil::rpc {
@@ -17,7 +18,6 @@ using Json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kTrackerTimeoutMs = 5000;
-constexpr int32_t kMaxTrackerMessage = 1 << 20;
 constexpr auto kPollInterval = std::chrono::seconds(2);
 constexpr auto kReconnectInterval = std::chrono::seconds(5);
 // TVM's rule: a key missing from the pending set for more than (4 + 2) / 2 ticks is rotated.
@@ -45,27 +45,10 @@ void TrackerLink::drop(const std::string& why) {
   next_connect_ = Clock::now() + kReconnectInterval;
 }
 
-std::string TrackerLink::request(const std::string& json) {
-  int32_t len = static_cast<int32_t>(json.size());
-  channel_.write_all(&len, 4, kTrackerTimeoutMs);
-  channel_.write_all(json.data(), json.size(), kTrackerTimeoutMs);
-  int32_t reply_len = 0;
-  channel_.read_exact(&reply_len, 4, kTrackerTimeoutMs, kTrackerTimeoutMs);
-  if (reply_len <= 0 || reply_len > kMaxTrackerMessage) {
-    throw ProtocolError(str_cat("tracker reply of ", reply_len, " bytes"));
-  }
-  std::string reply(static_cast<size_t>(reply_len), '\0');
-  channel_.read_exact(reply.data(), reply.size(), kTrackerTimeoutMs, kTrackerTimeoutMs);
-  return reply;
-}
+std::string TrackerLink::request(const std::string& json) { return tracker_exchange(channel_, json, kTrackerTimeoutMs); }
 
 void TrackerLink::connect() {
-  channel_ = tcp_connect(host_, port_, kTrackerTimeoutMs);
-  int32_t magic = kRPCTrackerMagic;
-  channel_.write_all(&magic, 4, kTrackerTimeoutMs);
-  int32_t echo = 0;
-  channel_.read_exact(&echo, 4, kTrackerTimeoutMs, kTrackerTimeoutMs);
-  if (echo != kRPCTrackerMagic) throw ProtocolError(str_cat(host_, ":", port_, " is not an RPC tracker"));
+  channel_ = tracker_connect(host_, port_, kTrackerTimeoutMs);
   Json addr = Json::array({custom_addr_.empty() ? Json(nullptr) : Json(custom_addr_), listen_port_});
   Json info = {{"key", "server:" + key_}, {"addr", addr}};
   std::string reply = request(dump(Json::array({kUpdateInfo, info})));

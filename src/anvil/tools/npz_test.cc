@@ -1,0 +1,97 @@
+// .npy/.npz round trips, corrupt files, and --input-shapes parsing.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "anvil/base/error.h"
+#include "anvil/tools/anvil_commands.h"
+#include "anvil/tools/npz.h"
+
+namespace anvil::tools {
+namespace {
+
+Tensor random_tensor(std::vector<int64_t> shape, DataType dtype, uint64_t seed) {
+  Tensor t = Tensor::empty(shape, dtype);
+  std::mt19937_64 rng(seed);
+  auto* p = static_cast<unsigned char*>(t.data());
+  for (size_t i = 0; i < t.nbytes(); ++i) p[i] = static_cast<unsigned char>(rng());
+  if (dtype == DataType::boolean())
+    for (size_t i = 0; i < t.nbytes(); ++i) p[i] &= 1;
+  return t;
+}
+
+TEST(Npz, RoundTripsEveryDtypeAndShape) {
+  std::vector<NamedTensor> ts = {
+      {"x", random_tensor({2, 3}, DataType::float32(), 1)},
+      {"ids", random_tensor({4}, DataType::int64(), 2)},
+      {"mask", random_tensor({1, 5}, DataType::boolean(), 3)},
+      {"scalar", random_tensor({}, DataType::float64(), 4)},
+      {"h", random_tensor({7}, DataType::float16(), 5)},
+      {"q", random_tensor({3, 1}, DataType::int8(), 6)},
+      {"empty", random_tensor({0, 4}, DataType::uint8(), 7)},
+  };
+  std::vector<NamedTensor> back = parse_npz(format_npz(ts), "t.npz");
+  ASSERT_EQ(back.size(), ts.size());
+  for (size_t i = 0; i < ts.size(); ++i) {
+    EXPECT_EQ(back[i].name, ts[i].name);
+    EXPECT_EQ(back[i].tensor.shape(), ts[i].tensor.shape());
+    EXPECT_EQ(back[i].tensor.dtype(), ts[i].tensor.dtype());
+    EXPECT_EQ(std::memcmp(back[i].tensor.data(), ts[i].tensor.data(), ts[i].tensor.nbytes()), 0) << ts[i].name;
+  }
+}
+
+TEST(Npz, CorruptFilesAreValueErrorsNamingTheProblem) {
+  std::string good = format_npz({{"x", random_tensor({2, 3}, DataType::float32(), 9)}});
+  auto message = [](const std::string& bytes) {
+    try {
+      parse_npz(bytes, "in.npz");
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kValue);
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("hello").find("in.npz"), std::string::npos);
+  EXPECT_NE(message(good.substr(0, good.size() - 30)).find("in.npz"), std::string::npos);
+  // Every truncation and every single-byte flip fails cleanly or parses (no crash, no hang).
+  for (size_t n = 0; n < good.size(); n += 7) {
+    try {
+      parse_npz(good.substr(0, n), "t");
+    } catch (const Error&) {
+    }
+  }
+  for (size_t i = 0; i < good.size(); ++i) {
+    std::string bad = good;
+    bad[i] = static_cast<char>(bad[i] ^ 0x5a);
+    try {
+      parse_npz(bad, "t");
+    } catch (const Error&) {
+    }
+  }
+}
+
+TEST(Npy, FortranOrderAndBigEndianAreRefused) {
+  std::string npy = format_npy(random_tensor({2, 2}, DataType::float32(), 3));
+  std::string fortran = npy;
+  fortran.replace(fortran.find("False"), 5, "True ");
+  EXPECT_THROW(parse_npy(fortran, "a.npy"), Error);
+  std::string big = npy;
+  big.replace(big.find("<f4"), 3, ">f4");
+  EXPECT_THROW(parse_npy(big, "a.npy"), Error);
+}
+
+TEST(InputShapes, BothSpellingsAndErrors) {
+  auto s = parse_input_shapes("x:1x3x224x224,mask:2x128");
+  EXPECT_EQ(s["x"], (std::vector<int64_t>{1, 3, 224, 224}));
+  EXPECT_EQ(s["mask"], (std::vector<int64_t>{2, 128}));
+  auto t = parse_input_shapes("input:0:[1,3,-1] y:[]");
+  EXPECT_EQ(t["input:0"], (std::vector<int64_t>{1, 3, -1}));
+  EXPECT_TRUE(t["y"].empty());
+  EXPECT_THROW(parse_input_shapes("x1x3"), Error);
+  EXPECT_THROW(parse_input_shapes("x:1xax3"), Error);
+  EXPECT_THROW(parse_input_shapes("x:1,x:2"), Error);
+}
+
+}  // namespace
+}  // namespace anvil::tools
