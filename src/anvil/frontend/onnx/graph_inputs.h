@@ -1,0 +1,33 @@
+// The values a graph starts with: its initializers (graph constants) and its inputs (function
+// parameters with symbolic dims, pinned by ImportOptions::input_shapes). See importer.h.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "anvil/frontend/onnx/import_state.h"
+
+namespace anvil::frontend::onnx {
+
+// The dtypes the importer accepts for inputs, initializers and constants.
+bool is_supported_dtype(DataType dtype);
+// NotImplementedError "onnx: <what> has dtype int16; supported: float32, ..." unless supported.
+void check_supported_dtype(DataType dtype, const std::string& what);
+
+// "[batch, 3, ?]" for a declared tensor shape; "unknown rank" when it has none.
+std::string declared_shape_text(const ValueInfoProto& info);
+
+// Adds every initializer to state.values as a graph Constant (with known values when small and
+// integer). NotImplementedError for sparse initializers and unsupported dtypes.
+void import_initializers(const GraphProto& graph, ImportState& state);
+
+// Adds a parameter to state.builder for every graph input that is not an initializer and records
+// it in state.values; returns their ONNX names in order. Checks input_shapes (importer.h).
+std::vector<std::string> import_graph_inputs(const GraphProto& graph,
+                                             const std::map<std::string, std::vector<int64_t>>& input_shapes,
+                                             ImportState& state);
+
+}  // namespace anvil::frontend::onnx
