@@ -1,0 +1,277 @@
+// ONNX converters of the elementwise family (graph/ops/elementwise.cc): unary math and
+// activations, Cast/CastLike, Clip (attributes before opset 11, optional inputs after),
+// binary arithmetic/comparison/logical/bitwise ops, the variadic Sum/Mean/Max/Min (chains of
+// binary calls), BitShift, Mod, PRelu, Where, Gelu (opset 20) and Dropout (inference: the input,
+// and an all-true mask when the mask output is declared). Identity is convert_transform's.
+// Integer values known at import (shape arithmetic) propagate through Add/Sub/Mul/Div/Max/Min/
+// Equal/Where/Cast.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+
+#include "anvil/arith/simplify.h"
+#include "anvil/base/error.h"
+#include "anvil/frontend/onnx/converters.h"
+#include "anvil/frontend/onnx/data_types.h"
+#include "anvil/frontend/onnx/proto.h"
+#include "anvil/graph/ops/op_util.h"
+#include "anvil/ir/expr_ops.h"
+
+namespace anvil::frontend::onnx {
+namespace {
+
+using graph::Attrs;
+using graph::Expr;
+using ir::PrimExpr;
+using Values = std::vector<PrimExpr>;
+
+// --- known values ----------------------------------------------------------------------------
+
+// f over the known values of inputs 0 and 1 (equal counts, or one of them a single value);
+// nullopt when a value is unknown or f declines (returns an undefined PrimExpr).
+std::optional<Values> known_binary(ImportContext& ctx, const std::function<PrimExpr(PrimExpr, PrimExpr)>& f) {
+  std::optional<Values> a = ctx.known_values(0), b = ctx.known_values(1);
+  if (!a || !b) return std::nullopt;
+  if (a->size() != b->size() && a->size() != 1 && b->size() != 1) return std::nullopt;
+  size_t n = std::max(a->size(), b->size());
+  Values out;
+  for (size_t i = 0; i < n; ++i) {
+    PrimExpr r = f((*a)[a->size() == 1 ? 0 : i], (*b)[b->size() == 1 ? 0 : i]);
+    if (!r.defined()) return std::nullopt;
+    out.push_back(arith::simplify(r));
+  }
+  return out;
+}
+
+void propagate(ImportContext& ctx, const std::string& op_type) {
+  static const std::map<std::string, std::function<PrimExpr(PrimExpr, PrimExpr)>> fns = {
+      {"Add", [](PrimExpr a, PrimExpr b) { return a + b; }},
+      {"Sub", [](PrimExpr a, PrimExpr b) { return a - b; }},
+      {"Mul", [](PrimExpr a, PrimExpr b) { return a * b; }},
+      {"Max", [](PrimExpr a, PrimExpr b) { return ir::max(a, b); }},
+      {"Min", [](PrimExpr a, PrimExpr b) { return ir::min(a, b); }},
+      {"Equal",
+       [](PrimExpr a, PrimExpr b) {
+         auto ca = ir::as_const_int(a), cb = ir::as_const_int(b);
+         if (ca && cb) return ir::int_imm(*ca == *cb ? 1 : 0);
+         return PrimExpr();
+       }},
+      {"Div",
+       [](PrimExpr a, PrimExpr b) {
+         auto ca = ir::as_const_int(a), cb = ir::as_const_int(b);
+         if (ca && cb && *cb != 0) return ir::int_imm(*ca / *cb, a.dtype());  // C truncation, as ONNX
+         if (cb && *cb > 0) return ir::floordiv(a, b);  // dims are >= 0: truncation == floor
+         return PrimExpr();
+       }},
+  };
+  auto it = fns.find(op_type);
+  if (it == fns.end() || ctx.num_inputs() != 2) return;
+  if (std::optional<Values> v = known_binary(ctx, it->second)) ctx.set_known_values(0, std::move(*v));
+}
+
+// --- helpers ---------------------------------------------------------------------------------
+
+DataType dtype_of(const Expr& e) { return e.type().dtype(); }
+
+// A 0-d constant of dtype with value v.
+Expr scalar(ImportContext& ctx, DataType dtype, double v) {
+  Tensor t = Tensor::empty(std::span<const int64_t>(), dtype);
+  void* p = t.data();
+  if (dtype == DataType::float32()) *static_cast<float*>(p) = static_cast<float>(v);
+  else if (dtype == DataType::float64()) *static_cast<double*>(p) = v;
+  else if (dtype == DataType::int64()) *static_cast<int64_t*>(p) = static_cast<int64_t>(v);
+  else if (dtype == DataType::int32()) *static_cast<int32_t*>(p) = static_cast<int32_t>(v);
+  else {
+    Tensor f = Tensor::empty(std::span<const int64_t>(), DataType::float64());
+    *static_cast<double*>(f.data()) = v;
+    return ctx.emit("cast", {ctx.constant(f)}, {{"dtype", dtype}});
+  }
+  return ctx.constant(t);
+}
+
+// The single element of a constant tensor as a double.
+double scalar_value(ImportContext& ctx, const Tensor& t, const std::string& what) {
+  if (t.numel() != 1) ctx.bad_model(str_cat(what, " has ", t.numel(), " elements, expected 1"));
+  const void* p = t.data();
+  DataType d = t.dtype();
+  if (d == DataType::float32()) return *static_cast<const float*>(p);
+  if (d == DataType::float64()) return *static_cast<const double*>(p);
+  if (d == DataType::int64()) return static_cast<double>(*static_cast<const int64_t*>(p));
+  if (d == DataType::int32()) return *static_cast<const int32_t*>(p);
+  if (d == DataType::int8()) return *static_cast<const int8_t*>(p);
+  if (d == DataType::uint8()) return *static_cast<const uint8_t*>(p);
+  if (d == DataType::int16()) return *static_cast<const int16_t*>(p);
+  if (d == DataType::uint16()) return *static_cast<const uint16_t*>(p);
+  if (d == DataType::uint32()) return *static_cast<const uint32_t*>(p);
+  ctx.unsupported(str_cat(what, " of dtype ", d, " (a constant bound is read as a number)"));
+}
+
+Converter unary(std::string op, std::vector<std::pair<std::string, double>> float_attrs = {}) {
+  return [op, float_attrs](ImportContext& ctx) -> std::vector<Expr> {
+    Attrs attrs;
+    for (const auto& [name, fallback] : float_attrs) attrs[name] = ctx.attr_float(name, fallback);
+    return {ctx.emit(op, {ctx.input(0)}, attrs)};
+  };
+}
+
+// A binary op; `variadic` chains any number of inputs (Sum/Max/Min).
+Converter binary(std::string op, bool variadic = false) {
+  return [op, variadic](ImportContext& ctx) -> std::vector<Expr> {
+    int n = ctx.num_inputs();
+    if (n < 1 || (!variadic && n != 2)) ctx.bad_model(str_cat("has ", n, " inputs, expected ", variadic ? "1 or more" : "2"));
+    propagate(ctx, ctx.node().op_type());
+    Expr acc = ctx.input(0);
+    for (int i = 1; i < n; ++i) acc = ctx.emit(op, {acc, ctx.input(i)});
+    return {acc};
+  };
+}
+
+std::vector<Expr> convert_mean(ImportContext& ctx) {
+  std::vector<Expr> sum = binary("add", true)(ctx);
+  if (ctx.num_inputs() == 1) return sum;
+  return {ctx.emit("divide", {sum[0], scalar(ctx, dtype_of(sum[0]), ctx.num_inputs())})};
+}
+
+std::vector<Expr> convert_cast(ImportContext& ctx) {
+  DataType to = anvil_dtype_or_throw(static_cast<int32_t>(ctx.attr_int("to")), "Cast's 'to'");
+  if (auto v = ctx.known_values(0); v && (to.is_int() || to.is_uint())) ctx.set_known_values(0, *v);
+  Expr x = ctx.input(0);
+  if (dtype_of(x) == to) return {x};
+  return {ctx.emit("cast", {x}, {{"dtype", to}})};
+}
+
+std::vector<Expr> convert_cast_like(ImportContext& ctx) {
+  Expr x = ctx.input(0);
+  DataType to = dtype_of(ctx.input(1));
+  if (dtype_of(x) == to) return {x};
+  return {ctx.emit("cast", {x}, {{"dtype", to}})};
+}
+
+std::vector<Expr> convert_clip(ImportContext& ctx) {
+  Expr x = ctx.input(0);
+  Attrs attrs;
+  if (ctx.opset() < 11) {
+    double lo = ctx.attr_float("min", -std::numeric_limits<double>::infinity());
+    double hi = ctx.attr_float("max", std::numeric_limits<double>::infinity());
+    if (std::isfinite(lo)) attrs["min"] = lo;
+    if (std::isfinite(hi)) attrs["max"] = hi;
+    return {ctx.emit("clip", {x}, attrs)};
+  }
+  // Bounds as inputs: constant ones become attributes, others maximum/minimum calls.
+  const char* names[] = {"min", "max"};
+  std::vector<Expr> dynamic(3);
+  for (int i = 1; i <= 2; ++i) {
+    if (!ctx.has_input(i)) continue;
+    if (std::optional<Tensor> t = ctx.constant_input(i)) attrs[names[i - 1]] = scalar_value(ctx, *t, names[i - 1]);
+    else dynamic[i] = ctx.input(i);
+  }
+  Expr out = attrs.empty() ? x : ctx.emit("clip", {x}, attrs);
+  if (dynamic[1].defined()) out = ctx.emit("maximum", {out, dynamic[1]});
+  if (dynamic[2].defined()) out = ctx.emit("minimum", {out, dynamic[2]});
+  return {out};
+}
+
+std::vector<Expr> convert_pow(ImportContext& ctx) {
+  Expr x = ctx.input(0), y = ctx.input(1);
+  if (dtype_of(y) != dtype_of(x)) y = ctx.emit("cast", {y}, {{"dtype", dtype_of(x)}});
+  return {ctx.emit("power", {x, y})};
+}
+
+std::vector<Expr> convert_where(ImportContext& ctx) {
+  std::optional<Values> c = ctx.known_values(0), a = ctx.known_values(1), b = ctx.known_values(2);
+  if (c && a && b && a->size() == c->size() && b->size() == c->size()) {
+    Values out;
+    bool ok = true;
+    for (size_t i = 0; i < c->size() && ok; ++i) {
+      auto ci = ir::as_const_int((*c)[i]);
+      ok = ci.has_value();
+      if (ok) out.push_back(*ci ? (*a)[i] : (*b)[i]);
+    }
+    if (ok) ctx.set_known_values(0, std::move(out));
+  }
+  return {ctx.emit("where", {ctx.input(0), ctx.input(1), ctx.input(2)})};
+}
+
+std::vector<Expr> convert_bit_shift(ImportContext& ctx) {
+  std::string dir = ctx.attr_string("direction");
+  if (dir != "LEFT" && dir != "RIGHT") ctx.bad_model(str_cat("direction is '", dir, "', expected LEFT or RIGHT"));
+  return {ctx.emit(dir == "LEFT" ? "left_shift" : "right_shift", {ctx.input(0), ctx.input(1)})};
+}
+
+std::vector<Expr> convert_mod(ImportContext& ctx) {
+  int64_t fmod = ctx.attr_int("fmod", 0);
+  Expr a = ctx.input(0);
+  if (dtype_of(a).is_float() && fmod == 0) ctx.bad_model("Mod of float tensors requires fmod=1");
+  return {ctx.emit("mod", {a, ctx.input(1)}, {{"fmod", fmod}})};
+}
+
+std::vector<Expr> convert_is_inf(ImportContext& ctx) {
+  return {ctx.emit("isinf", {ctx.input(0)},
+                   {{"detect_positive", ctx.attr_int("detect_positive", 1)},
+                    {"detect_negative", ctx.attr_int("detect_negative", 1)}})};
+}
+
+std::vector<Expr> convert_gelu(ImportContext& ctx) {
+  return {ctx.emit("gelu", {ctx.input(0)}, {{"approximate", ctx.attr_string("approximate", "none")}})};
+}
+
+std::vector<Expr> convert_dropout(ImportContext& ctx) {
+  Expr x = ctx.input(0);
+  if (ctx.num_outputs() < 2) return {x};
+  const graph::Type& t = x.type();
+  Expr mask;
+  if (auto s = t.static_shape()) {
+    Tensor ones = Tensor::empty(std::span<const int64_t>(*s), DataType::boolean());
+    std::memset(ones.data(), 1, ones.nbytes());
+    mask = ctx.constant(ones);
+  } else {
+    Expr nan = ctx.emit("isnan", {x});  // isnan(x) or not isnan(x): true, of x's symbolic shape
+    mask = ctx.emit("logical_or", {nan, ctx.emit("logical_not", {nan})});
+  }
+  return {x, mask};
+}
+
+}  // namespace
+
+void register_elementwise_converters() {
+  const std::vector<std::pair<const char*, const char*>> unaries = {
+      {"Abs", "abs"},       {"Neg", "negative"},   {"Exp", "exp"},       {"Log", "log"},         {"Sqrt", "sqrt"},
+      {"Reciprocal", "reciprocal"}, {"Sin", "sin"}, {"Cos", "cos"},      {"Tan", "tan"},         {"Asin", "asin"},
+      {"Acos", "acos"},     {"Atan", "atan"},      {"Sinh", "sinh"},     {"Cosh", "cosh"},       {"Asinh", "asinh"},
+      {"Acosh", "acosh"},   {"Atanh", "atanh"},    {"Tanh", "tanh"},     {"Sigmoid", "sigmoid"}, {"Erf", "erf"},
+      {"Floor", "floor"},   {"Ceil", "ceil"},      {"Round", "round"},   {"Sign", "sign"},       {"Relu", "relu"},
+      {"Softplus", "softplus"}, {"Softsign", "softsign"}, {"Mish", "mish"}, {"HardSwish", "hard_swish"},
+      {"Not", "logical_not"}, {"BitwiseNot", "bitwise_not"}, {"IsNaN", "isnan"},
+  };
+  for (const auto& [onnx, op] : unaries) register_converter(onnx, unary(op));
+  register_converter("LeakyRelu", unary("leaky_relu", {{"alpha", 0.01}}));
+  register_converter("Elu", unary("elu", {{"alpha", 1.0}}));
+  register_converter("Selu", unary("selu", {{"alpha", 1.67326319217681884765625}, {"gamma", 1.05070102214813232421875}}));
+  register_converter("Celu", unary("celu", {{"alpha", 1.0}}));
+  register_converter("HardSigmoid", unary("hard_sigmoid", {{"alpha", 0.2}, {"beta", 0.5}}));
+  register_converter("ThresholdedRelu", unary("thresholded_relu", {{"alpha", 1.0}}));
+  register_converter("Gelu", convert_gelu);
+  register_converter("IsInf", convert_is_inf);
+  register_converter("Cast", convert_cast);
+  register_converter("CastLike", convert_cast_like);
+  register_converter("Clip", convert_clip);
+  const std::vector<std::pair<const char*, const char*>> binaries = {
+      {"Add", "add"}, {"Sub", "subtract"}, {"Mul", "multiply"}, {"Div", "divide"}, {"Equal", "equal"},
+      {"Less", "less"}, {"LessOrEqual", "less_equal"}, {"Greater", "greater"}, {"GreaterOrEqual", "greater_equal"},
+      {"And", "logical_and"}, {"Or", "logical_or"}, {"Xor", "logical_xor"}, {"BitwiseAnd", "bitwise_and"},
+      {"BitwiseOr", "bitwise_or"}, {"BitwiseXor", "bitwise_xor"}, {"PRelu", "prelu"},
+  };
+  for (const auto& [onnx, op] : binaries) register_converter(onnx, binary(op));
+  register_converter("Sum", binary("add", true));
+  register_converter("Max", binary("maximum", true));
+  register_converter("Min", binary("minimum", true));
+  register_converter("Mean", convert_mean);
+  register_converter("Pow", convert_pow);
+  register_converter("Where", convert_where);
+  register_converter("BitShift", convert_bit_shift);
+  register_converter("Mod", convert_mod);
+  register_converter("Dropout", convert_dropout);
+}
+
+}  // namespace anvil::frontend::onnx

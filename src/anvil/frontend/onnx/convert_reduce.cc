@@ -1,0 +1,124 @@
+// ONNX converters of the reduce family (graph/ops/reduce.cc): ReduceSum/Mean/Max/Min/Prod and
+// the composed ReduceL1/L2/SumSquare/LogSum/LogSumExp, ArgMax/ArgMin, CumSum, TopK.
+// Reduce* take their axes as an attribute before opset 18 (ReduceSum: 13) and as an optional
+// input after, where noop_with_empty_axes=1 with no axes makes the node an identity. The axes
+// input must be known at import. ReduceLogSumExp is log(sum(exp(x - max))) + max, the max
+// taken with keepdims for the subtraction.
+#include "anvil/base/error.h"
+#include "anvil/frontend/onnx/converters.h"
+#include "anvil/frontend/onnx/proto.h"
+#include "anvil/graph/attrs.h"
+
+namespace anvil::frontend::onnx {
+namespace {
+
+using graph::AttrValue;
+using graph::Attrs;
+using graph::Expr;
+
+struct AxesSpec {
+  std::vector<int64_t> axes;  // empty: all
+  bool identity = false;      // noop_with_empty_axes with no axes
+};
+
+AxesSpec axes_of(ImportContext& ctx, int input_opset) {
+  AxesSpec s;
+  if (ctx.opset() < input_opset) {
+    s.axes = ctx.attr_ints("axes", std::vector<int64_t>{});
+    return s;
+  }
+  if (ctx.has_input(1)) s.axes = ctx.const_ints(1, "axes");
+  if (s.axes.empty() && ctx.attr_int("noop_with_empty_axes", 0) != 0) s.identity = true;
+  return s;
+}
+
+Attrs reduce_attrs(const AxesSpec& s, bool keepdims) {
+  Attrs a{{"keepdims", keepdims ? 1 : 0}};
+  if (!s.axes.empty()) a["axes"] = AttrValue::ints(s.axes);
+  return a;
+}
+
+// pre(x) -> op over the axes -> post(result); identity nodes apply pre and post only.
+using ExprFn = std::function<Expr(ImportContext&, const Expr&)>;
+
+Expr none(ImportContext&, const Expr& e) { return e; }
+
+Converter reduce(std::string op, int input_opset, ExprFn pre = none, ExprFn post = none) {
+  return [=](ImportContext& ctx) -> std::vector<Expr> {
+    AxesSpec s = axes_of(ctx, input_opset);
+    bool keep = ctx.attr_int("keepdims", 1) != 0;
+    Expr x = pre(ctx, ctx.input(0));
+    if (s.identity) return {post(ctx, x)};
+    return {post(ctx, ctx.emit(op, {x}, reduce_attrs(s, keep)))};
+  };
+}
+
+std::vector<Expr> convert_log_sum_exp(ImportContext& ctx) {
+  AxesSpec s = axes_of(ctx, 18);
+  bool keep = ctx.attr_int("keepdims", 1) != 0;
+  Expr x = ctx.input(0);
+  if (s.identity) return {x};  // log(exp(x))
+  Expr m = ctx.emit("max", {x}, reduce_attrs(s, true));
+  Expr e = ctx.emit("exp", {ctx.emit("subtract", {x, m})});
+  Expr l = ctx.emit("log", {ctx.emit("sum", {e}, reduce_attrs(s, keep))});
+  Expr mo = keep ? m : ctx.emit("max", {x}, reduce_attrs(s, false));
+  return {ctx.emit("add", {l, mo})};
+}
+
+Converter arg_reduce(std::string op) {
+  return [op](ImportContext& ctx) -> std::vector<Expr> {
+    return {ctx.emit(op, {ctx.input(0)},
+                     {{"axis", ctx.attr_int("axis", 0)},
+                      {"keepdims", ctx.attr_int("keepdims", 1)},
+                      {"select_last_index", ctx.attr_int("select_last_index", 0)}})};
+  };
+}
+
+std::vector<Expr> convert_cumsum(ImportContext& ctx) {
+  std::vector<int64_t> axis = ctx.const_ints(1, "axis");
+  if (axis.size() != 1) ctx.bad_model(str_cat("axis has ", axis.size(), " elements, expected 1"));
+  return {ctx.emit("cumsum", {ctx.input(0)},
+                   {{"axis", axis[0]}, {"exclusive", ctx.attr_int("exclusive", 0)}, {"reverse", ctx.attr_int("reverse", 0)}})};
+}
+
+std::vector<Expr> convert_topk(ImportContext& ctx) {
+  int64_t k = 0;
+  if (ctx.opset() < 10) {
+    k = ctx.attr_int("k");
+  } else {
+    std::vector<int64_t> ks = ctx.const_ints(1, "K");
+    if (ks.size() != 1) ctx.bad_model(str_cat("K has ", ks.size(), " elements, expected 1"));
+    k = ks[0];
+  }
+  Expr t = ctx.emit("topk", {ctx.input(0)},
+                    {{"k", k}, {"axis", ctx.attr_int("axis", -1)}, {"largest", ctx.attr_int("largest", 1)},
+                     {"sorted", ctx.attr_int("sorted", 1)}});
+  graph::BlockBuilder& b = ctx.builder();
+  return {b.emit(graph::TupleGetItem::make(t, 0)), b.emit(graph::TupleGetItem::make(t, 1))};
+}
+
+Expr abs_of(ImportContext& ctx, const Expr& x) { return ctx.emit("abs", {x}); }
+Expr square(ImportContext& ctx, const Expr& x) { return ctx.emit("multiply", {x, x}); }
+Expr sqrt_of(ImportContext& ctx, const Expr& x) { return ctx.emit("sqrt", {x}); }
+Expr log_of(ImportContext& ctx, const Expr& x) { return ctx.emit("log", {x}); }
+
+}  // namespace
+
+void register_reduce_converters() {
+  register_converter("ReduceSum", reduce("sum", 13));
+  register_converter("ReduceMean", reduce("mean", 18));
+  register_converter("ReduceMax", reduce("max", 18));
+  register_converter("ReduceMin", reduce("min", 18));
+  register_converter("ReduceProd", reduce("prod", 18));
+  register_converter("ReduceL1", reduce("sum", 18, abs_of));
+  register_converter("ReduceL2", reduce("sum", 18, square, sqrt_of));
+  register_converter("ReduceSumSquare", reduce("sum", 18, square));
+  register_converter("ReduceLogSum", reduce("sum", 18, none, log_of));
+  register_converter("ReduceLogSumExp", convert_log_sum_exp);
+  register_converter("ArgMax", arg_reduce("argmax"));
+  register_converter("ArgMin", arg_reduce("argmin"));
+  register_converter("CumSum", convert_cumsum);
+  register_converter("TopK", convert_topk);
+}
+
+}  // namespace anvil::frontend::onnx
