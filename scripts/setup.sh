@@ -18,6 +18,7 @@ APT_PACKAGES=(
   python3 python3-dev python3-venv        # the Python package
   zlib1g-dev                              # anvil run: .npz inputs/outputs (deflate, CRC-32)
   libprotobuf-dev protobuf-compiler       # ONNX importer (onnx.proto compiled by protoc; links only into frontend/onnx)
+  libonnx-dev                             # its onnx.proto (/usr/include/onnx/onnx.proto), which frontend/onnx compiles
 )
 # Python packages: bindings, build backend, tests; apache-tvm is the RPC interoperability peer
 # (tornado: TVM's own proxy and tracker need it, for the interop tests and bench/rpc).
