@@ -1,0 +1,86 @@
+// compile: the order of the graph compiler's stages, from a graph IRModule to an executable that
+// imports its kernels. Each stage is one line here; what a stage does is in its own file.
+#include "anvil/pipeline/compile.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "anvil/base/error.h"
+#include "anvil/codegen/codegen_registry.h"
+#include "anvil/pipeline/build.h"
+#include "anvil/pipeline/lower_graph.h"
+#include "anvil/pipeline/vm_codegen.h"
+#include "anvil/tir/printer.h"
+
+namespace anvil::pipeline {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Times each stage, reports it to the progress callback and writes its IR to dump_ir_dir.
+class Stages {
+ public:
+  explicit Stages(const CompileOptions& options) : options_(options) {
+    if (!options.dump_ir_dir.empty()) fs::create_directories(options.dump_ir_dir);
+  }
+  template <typename F>
+  auto run(const std::string& stage, int total, F&& body) {
+    auto start = std::chrono::steady_clock::now();
+    auto out = body();
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (options_.progress) options_.progress(stage, total, total, seconds);
+    return out;
+  }
+  void dump(const std::string& file, const std::string& text) const {
+    if (options_.dump_ir_dir.empty()) return;
+    fs::path path = fs::path(options_.dump_ir_dir) / file;
+    fs::create_directories(path.parent_path());
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+    if (!out) io_error("compile: cannot write the IR dump '", path.string(), "'");
+  }
+
+ private:
+  const CompileOptions& options_;
+};
+
+}  // namespace
+
+vm::Executable compile(const graph::IRModule& input, const Target& target, const CompileOptions& options) {
+  Stages stages(options);
+  graph::IRModule mod = input;
+  // Graph passes go here in order, each one line (issue #11 item 3): shape and type inference,
+  // constant folding, dead-code elimination, canonicalisation, fusion.
+
+  // Operator calls -> call_tir of PrimFuncs (lowered through the strategy table, identical
+  // calls sharing one kernel).
+  mod = stages.run("lower_graph", 1, [&] { return lower_graph(mod, target); });
+  for (const auto& [name, f] : mod.prim_funcs) stages.dump("tir/" + name + ".tir", tir::to_string(f));
+
+  // Kernels: the TIR pass pipeline and the target's code generator, into one module. A model
+  // without kernels still gets an (empty) host module, so export_library has code to link.
+  std::vector<tir::PrimFunc> funcs;
+  for (const auto& [name, f] : mod.prim_funcs) funcs.push_back(f);
+  Module kernels = stages.run("kernels", static_cast<int>(funcs.size()), [&] {
+    return funcs.empty() ? codegen::build_for_target({}, target.host()) : build(funcs, target);
+  });
+
+  // The VM program: parameter checks, shape heap, planned allocations, kernel calls.
+  VmCodegenOptions vm_options;
+  vm_options.plan_memory = options.opt_level >= 1;
+  VmCodegenResult result = stages.run("vm_codegen", 1, [&] { return vm_codegen(mod, vm_options); });
+  stages.dump("vm.txt", result.exec->as_text());
+  stages.dump("memory_plan.json", result.memory_plan.to_json() + "\n");
+
+  // The executable imports its kernels: the VM finds them there, export_library packs both.
+  result.exec.as_module().import_module(kernels);
+  return result.exec;
+}
+
+Module compile_to_module(const graph::IRModule& mod, const Target& target, const CompileOptions& options) {
+  return compile(mod, target, options).as_module();
+}
+
+}  // namespace anvil::pipeline

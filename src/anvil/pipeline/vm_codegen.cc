@@ -1,0 +1,458 @@
+// vm_codegen: graph functions -> VM bytecode (see vm_codegen.h). The shape heap's layout is only
+// known once every expression the body needs has a slot, so each function is emitted twice:
+// the first time into a scratch builder to number the heap's values, the second time for real
+// with the heap's size and all its derived values computed up front.
+#include "anvil/pipeline/vm_codegen.h"
+
+#include <cstring>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+#include "anvil/base/error.h"
+#include "anvil/pipeline/lower_graph.h"
+#include "anvil/runtime/vm/exec_builder.h"
+
+namespace anvil::pipeline {
+namespace {
+
+using graph::Expr;
+using graph::ExprKind;
+using vm::Arg;
+using vm::RegName;
+
+// A value the heap builtins read: an immediate (code 0) or a heap slot (code 1).
+struct Operand {
+  int64_t code = 0;
+  int64_t value = 0;
+  bool is_imm() const { return code == 0; }
+};
+
+// The shape heap of one function: a slot per symbolic Var (bound from the parameters) and one
+// per derived value, numbered by (op, a, b) so n * 2 is computed once however often it is used.
+class ShapeHeap {
+ public:
+  struct Compute {
+    int64_t dst;
+    std::string op;
+    Operand a, b;
+  };
+
+  int64_t size() const { return size_; }
+  size_t num_vars() const { return var_slot_.size(); }
+  const std::vector<Compute>& computes() const { return computes_; }
+  std::optional<int64_t> var_slot(const ir::VarNode* v) const {
+    auto it = var_slot_.find(v);
+    return it == var_slot_.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  }
+  int64_t bind_var(const ir::Var& v) {
+    var_slot_[v.get()] = size_;
+    vars_by_name_[v->name()].push_back(v);
+    return size_++;
+  }
+  // Takes over the derived values a first emission numbered (the Vars must be bound the same way).
+  void adopt_computes(const ShapeHeap& first) {
+    ANVIL_ICHECK(first.num_vars() == num_vars() && computes_.empty(), "shape heap passes disagree");
+    computes_ = first.computes_;
+    keys_ = first.keys_;
+    size_ = first.size_;
+  }
+  // The bound Var of that name (call_tir's "shape_vars" name them).
+  ir::Var var_named(const std::string& func, const std::string& name) const {
+    auto it = vars_by_name_.find(name);
+    if (it == vars_by_name_.end())
+      value_error(func, ": symbolic dimension '", name, "' is not bound by the shape of any input");
+    if (it->second.size() > 1)
+      value_error(func, ": two different symbolic dimensions are named '", name, "'");
+    return it->second[0];
+  }
+
+  Operand operand(const std::string& func, const ir::PrimExpr& e) {
+    if (std::optional<int64_t> c = ir::as_const_int(e)) return {0, *c};
+    if (const auto* v = e.as<ir::VarNode>()) {
+      if (std::optional<int64_t> s = var_slot(v)) return {1, *s};
+      value_error(func, ": symbolic dimension '", v->name(), "' is not bound by the shape of any input ",
+                  "(an input dimension must be exactly that variable)");
+    }
+    if (const auto* c = e.as<ir::CastNode>()) return operand(func, c->value());
+#define ANVIL_HEAP_BINARY(Kind, name)                                                 \
+  if (const auto* b = e.as<ir::Kind##Node>()) return compute(name, operand(func, b->a()), operand(func, b->b()));
+    ANVIL_HEAP_BINARY(Add, "add")
+    ANVIL_HEAP_BINARY(Sub, "sub")
+    ANVIL_HEAP_BINARY(Mul, "mul")
+    ANVIL_HEAP_BINARY(FloorDiv, "floordiv")
+    ANVIL_HEAP_BINARY(FloorMod, "floormod")
+    ANVIL_HEAP_BINARY(Div, "floordiv")  // dimensions are >= 0: truncation is floor division
+    ANVIL_HEAP_BINARY(Min, "min")
+    ANVIL_HEAP_BINARY(Max, "max")
+#undef ANVIL_HEAP_BINARY
+    not_implemented_error(func, ": the VM cannot compute the dimension expression ", ir::expr_kind_name(e.kind()),
+                          " (supported: + - * // % min max of dimensions and constants)");
+  }
+
+  Operand compute(const std::string& op, Operand a, Operand b) {
+    if (a.is_imm() && b.is_imm()) {
+      if (op == "add") return {0, a.value + b.value};
+      if (op == "mul") return {0, a.value * b.value};
+      if (op == "sub") return {0, a.value - b.value};
+    }
+    auto key = std::make_tuple(op, a.code, a.value, b.code, b.value);
+    auto it = keys_.find(key);
+    if (it != keys_.end()) return {1, it->second};
+    int64_t dst = size_++;
+    keys_[key] = dst;
+    computes_.push_back({dst, op, a, b});
+    return {1, dst};
+  }
+
+ private:
+  int64_t size_ = 0;
+  std::unordered_map<const ir::VarNode*, int64_t> var_slot_;
+  std::map<std::string, std::vector<ir::Var>> vars_by_name_;
+  std::map<std::tuple<std::string, int64_t, int64_t, int64_t, int64_t>, int64_t> keys_;
+  std::vector<Compute> computes_;
+};
+
+std::vector<graph::Type> output_types(const graph::Type& t) {
+  if (t.is_tuple()) return t.fields();
+  return {t};
+}
+
+// What every function of one executable shares: the builder and the constant pool's tensors.
+struct ModuleState {
+  vm::ExecBuilder builder;
+  std::unordered_map<const graph::ExprNode*, int64_t> constants;
+};
+
+class FunctionEmitter {
+ public:
+  FunctionEmitter(ModuleState& m, ShapeHeap& heap, const graph::Function& f, std::string name,
+                  const StoragePlan& plan, const VmCodegenOptions& options)
+      : m_(m), b_(m.builder), heap_(heap), f_(f), name_(std::move(name)), plan_(plan), options_(options) {}
+
+  // first: the heap numbered by a previous emission (nullptr during that first emission).
+  void emit(const std::vector<std::string>& param_names, const ShapeHeap* first) {
+    b_.begin_function(name_, param_names);
+    next_reg_ = static_cast<RegName>(f_.params().size());
+    for (size_t i = 0; i < f_.params().size(); ++i) value_of_[f_.params()[i].get()] = Arg::reg(static_cast<RegName>(i));
+    storage_reg_.assign(plan_.storage_bytes.size(), -1);
+    prologue(param_names, first);
+    for (size_t i = 0; i < f_.bindings().size(); ++i) {
+      const graph::Binding& bind = f_.bindings()[i];
+      Arg a = emit_expr(bind.value, static_cast<int>(i));
+      // Every binding var has a register of its own (`y = x` copies), so clearing one after
+      // its last use never clears another's; constants stay in the pool.
+      if (bind.value.kind() == ExprKind::kVar && a.kind == vm::ArgKind::kRegister) a = copy_to_new(a);
+      value_of_[bind.var.get()] = a;
+      for (int k : plan_.kills[i])
+        b_.emit_call("vm.builtin.null_value", {}, value_of_.at(f_.bindings()[k].var.get()).value);
+    }
+    Arg result = emit_expr(f_.result(), -1);
+    if (result.kind != vm::ArgKind::kRegister) result = copy_to_new(result);
+    b_.emit_ret(result.value);
+    b_.end_function();
+  }
+
+ private:
+  RegName new_reg() { return next_reg_++; }
+  Arg copy_to_new(Arg a) {
+    RegName r = new_reg();
+    b_.emit_call("vm.builtin.copy", {a}, r);
+    return Arg::reg(r);
+  }
+  Arg str(const std::string& s) { return Arg::constant(b_.add_constant(Value(s))); }
+  Arg dtype(ir::DataType t) { return Arg::constant(b_.add_constant(Value(t))); }
+  Arg heap_arg() const { return heap_reg_ >= 0 ? Arg::reg(heap_reg_) : Arg::void_value(); }
+
+  // Checks and shape matching of the parameters; the heap's derived values.
+  void prologue(const std::vector<std::string>& param_names, const ShapeHeap* first) {
+    bool has_heap = first != nullptr ? first->size() > 0 : true;
+    if (has_heap) {
+      heap_reg_ = new_reg();
+      b_.emit_call("vm.builtin.alloc_shape_heap", {Arg::vm(), b_.int_arg(first != nullptr ? first->size() : 0)},
+                   heap_reg_);
+    }
+    std::vector<size_t> with_expressions;
+    for (size_t i = 0; i < f_.params().size(); ++i) {
+      const graph::Type& t = f_.params()[i].type();
+      std::string ctx = str_cat(name_, ": input '", param_names[i], "'");
+      if (!t.is_tensor())
+        not_implemented_error(ctx, " has type ", graph::to_string(t), ": only tensor inputs are supported yet");
+      auto reg = Arg::reg(static_cast<RegName>(i));
+      b_.emit_call("vm.builtin.check_tensor_info",
+                   {reg, b_.int_arg(t.has_rank() ? t.ndim() : -1), dtype(t.dtype()), b_.int_arg(options_.device_type),
+                    str(ctx)});
+      if (!t.has_rank() || t.ndim() == 0) continue;
+      std::vector<Arg> args{reg, heap_arg(), b_.int_arg(t.ndim())};
+      bool expressions = false;
+      for (const ir::PrimExpr& d : t.shape()) {
+        if (std::optional<int64_t> c = ir::as_const_int(d)) {
+          args.push_back(Arg::imm(0)), args.push_back(b_.int_arg(*c));
+        } else if (const auto* v = d.as<ir::VarNode>()) {
+          std::optional<int64_t> slot = heap_.var_slot(v);
+          if (slot) args.push_back(Arg::imm(3)), args.push_back(Arg::imm(*slot));
+          else args.push_back(Arg::imm(1)), args.push_back(Arg::imm(heap_.bind_var(ir::Var(v))));
+        } else {
+          args.push_back(Arg::imm(2)), args.push_back(Arg::imm(0));
+          expressions = true;
+        }
+      }
+      args.push_back(str(ctx));
+      b_.emit_call("vm.builtin.match_shape", args);  // without a heap every code is immediate
+      if (expressions) with_expressions.push_back(i);
+    }
+    if (first != nullptr) heap_.adopt_computes(*first);
+    // Derived values, after every Var is bound (operands precede their users in the list).
+    if (first != nullptr)
+      for (const ShapeHeap::Compute& c : heap_.computes())
+        b_.emit_call("vm.builtin.shape_compute", {heap_arg(), Arg::imm(c.dst), str(c.op), Arg::imm(c.a.code),
+                                                  b_.int_arg(c.a.value), Arg::imm(c.b.code), b_.int_arg(c.b.value)});
+    // Input dimensions written as expressions (n * 2) are checked against their computed value.
+    for (size_t i : with_expressions) {
+      const graph::Type& t = f_.params()[i].type();
+      std::string ctx = str_cat(name_, ": input '", param_names[i], "'");
+      std::vector<Arg> args{Arg::reg(static_cast<RegName>(i)), heap_arg(), b_.int_arg(t.ndim())};
+      for (const ir::PrimExpr& d : t.shape()) {
+        bool plain = ir::as_const_int(d) || d.as<ir::VarNode>() != nullptr;
+        Operand o = plain ? Operand{} : heap_.operand(name_, d);
+        if (plain) args.push_back(Arg::imm(2)), args.push_back(Arg::imm(0));
+        else if (o.is_imm()) args.push_back(Arg::imm(0)), args.push_back(b_.int_arg(o.value));
+        else args.push_back(Arg::imm(3)), args.push_back(Arg::imm(o.value));
+      }
+      args.push_back(str(ctx));
+      b_.emit_call("vm.builtin.match_shape", args);
+    }
+  }
+
+  // A Shape value of these dimensions: a constant when static, else make_shape from the heap.
+  Arg shape_arg(const std::vector<ir::PrimExpr>& dims) {
+    std::vector<Operand> ops;
+    bool all_imm = true;
+    for (const ir::PrimExpr& d : dims) {
+      ops.push_back(heap_.operand(name_, d));
+      all_imm = all_imm && ops.back().is_imm();
+    }
+    if (all_imm) {
+      std::vector<int64_t> values;
+      for (const Operand& o : ops) values.push_back(o.value);
+      return Arg::constant(b_.add_constant(Value::shape(std::move(values))));
+    }
+    std::vector<Arg> args{heap_arg(), b_.int_arg(static_cast<int64_t>(ops.size()))};
+    for (const Operand& o : ops) args.push_back(Arg::imm(o.code)), args.push_back(b_.int_arg(o.value));
+    RegName r = new_reg();
+    b_.emit_call("vm.builtin.make_shape", args, r);
+    return Arg::reg(r);
+  }
+
+  // A fresh output tensor of type t: in planned storage `storage`, or allocated on its own.
+  Arg alloc_output(const graph::Type& t, int storage) {
+    if (!t.is_tensor() || !t.has_rank())
+      value_error(name_, ": a kernel output must be a tensor of known rank but has type ", graph::to_string(t));
+    Arg shape = shape_arg(t.shape());
+    Arg storage_arg;
+    if (storage >= 0) {
+      RegName& sr = storage_reg_[static_cast<size_t>(storage)];
+      if (sr < 0) {
+        sr = new_reg();
+        b_.emit_call("vm.builtin.alloc_storage",
+                     {Arg::vm(), b_.int_arg(plan_.storage_bytes[static_cast<size_t>(storage)]), Arg::imm(0),
+                      dtype(plan_.storage_dtype[static_cast<size_t>(storage)])},
+                     sr);
+      }
+      storage_arg = Arg::reg(sr);
+    } else {
+      // Bytes = element size * every dimension, computed in the heap when symbolic.
+      Operand bytes{0, static_cast<int64_t>(t.dtype().bytes())};
+      for (const ir::PrimExpr& d : t.shape()) bytes = heap_.compute("mul", bytes, heap_.operand(name_, d));
+      Arg size = b_.int_arg(bytes.value);
+      if (!bytes.is_imm()) {
+        size = Arg::reg(new_reg());
+        b_.emit_call("vm.builtin.make_shape", {heap_arg(), Arg::imm(1), Arg::imm(1), Arg::imm(bytes.value)}, size.value);
+      }
+      storage_arg = Arg::reg(new_reg());
+      b_.emit_call("vm.builtin.alloc_storage", {Arg::vm(), size, Arg::imm(0), dtype(t.dtype())}, storage_arg.value);
+    }
+    RegName out = new_reg();
+    b_.emit_call("vm.builtin.alloc_tensor", {storage_arg, Arg::imm(0), shape, dtype(t.dtype())}, out);
+    return Arg::reg(out);
+  }
+
+  Arg emit_call_tir(const graph::CallNode& call, int binding) {
+    std::string func = graph::get_string(call.attrs(), kCallTIRFunc);
+    std::vector<Arg> args;
+    for (const Expr& a : call.args()) args.push_back(emit_expr(a, -1));
+    std::vector<graph::Type> outs = output_types(call.type());
+    std::vector<Arg> out_regs;
+    for (size_t k = 0; k < outs.size(); ++k) {
+      int storage = StoragePlan::kDynamic;
+      if (binding >= 0 && k < plan_.output_storage[static_cast<size_t>(binding)].size())
+        storage = plan_.output_storage[static_cast<size_t>(binding)][k];
+      out_regs.push_back(alloc_output(outs[k], storage));
+    }
+    args.insert(args.end(), out_regs.begin(), out_regs.end());
+    std::vector<std::string> shape_vars;
+    if (graph::has_attr(call.attrs(), kCallTIRShapeVars)) shape_vars = graph::get_strings(call.attrs(), kCallTIRShapeVars);
+    if (shape_vars.empty()) {
+      b_.emit_call(func, args);
+    } else {
+      // call_tir_dyn appends the Shape's values as int arguments: the kernel's trailing scalars.
+      std::vector<ir::PrimExpr> values;
+      for (const std::string& v : shape_vars) values.push_back(heap_.var_named(name_, v));
+      args.push_back(shape_arg(values));
+      args.insert(args.begin(), Arg::func(b_.function_index(func)));
+      b_.emit_call("vm.builtin.call_tir_dyn", args);
+    }
+    if (!call.type().is_tuple()) return out_regs[0];
+    RegName r = new_reg();
+    b_.emit_call("vm.builtin.make_tuple", out_regs, r);
+    return Arg::reg(r);
+  }
+
+  Arg constant_arg(const Expr& e) {
+    auto it = m_.constants.find(e.get());
+    if (it != m_.constants.end()) return Arg::constant(it->second);
+    int64_t index = b_.add_constant(Value(e.as<graph::ConstantNode>()->data()));
+    m_.constants[e.get()] = index;
+    return Arg::constant(index);
+  }
+
+  Arg emit_call(const graph::CallNode& call, int binding) {
+    const std::string& op = call.op();
+    if (op == graph::kCallTIR) return emit_call_tir(call, binding);
+    if (op == "reshape" || op == "squeeze" || op == "expand_dims") {
+      Arg x = emit_expr(call.args().at(0), -1);
+      Arg shape = shape_arg(call.type().shape());
+      RegName r = new_reg();
+      b_.emit_call("vm.builtin.reshape", {x, shape}, r);
+      return Arg::reg(r);
+    }
+    if (op == "shape_of") {
+      const graph::Type& t = call.args().at(0).type();
+      if (t.has_rank()) return shape_arg(t.shape());
+      RegName r = new_reg();
+      b_.emit_call("vm.builtin.shape_of", {emit_expr(call.args()[0], -1)}, r);
+      return Arg::reg(r);
+    }
+    if (op == "shape_to_tensor") return shape_to_tensor(call);
+    value_error(name_, ": the call of graph operator '", op, "' was not lowered to a kernel (run lower_graph first)");
+  }
+
+  // A static shape becomes an int64 constant; a symbolic one needs a builtin the VM lacks yet.
+  Arg shape_to_tensor(const graph::CallNode& call) {
+    const Expr& a = call.args().at(0);
+    const auto* s = a.as<graph::ShapeExprNode>();
+    std::vector<int64_t> values;
+    if (s != nullptr)
+      for (const ir::PrimExpr& v : s->values())
+        if (std::optional<int64_t> c = ir::as_const_int(v)) values.push_back(*c);
+    if (s == nullptr || values.size() != s->values().size())
+      not_implemented_error(name_, ": shape_to_tensor of a shape that is not a static ShapeExpr (",
+                            graph::to_string(a.type()), ") needs a VM builtin that does not exist yet");
+    Tensor t = Tensor::empty({static_cast<int64_t>(values.size())}, DataType::int64());
+    if (!values.empty()) std::memcpy(t.data(), values.data(), values.size() * sizeof(int64_t));
+    return Arg::constant(b_.add_constant(Value(t)));
+  }
+
+  Arg emit_expr(const Expr& e, int binding) {
+    switch (e.kind()) {
+      case ExprKind::kVar: {
+        auto it = value_of_.find(e.get());
+        if (it == value_of_.end())
+          value_error(name_, ": variable '", e.as<graph::VarNode>()->name(), "' is used before it is bound");
+        return it->second;
+      }
+      case ExprKind::kConstant:
+        return constant_arg(e);
+      case ExprKind::kShapeExpr:
+        return shape_arg(e.as<graph::ShapeExprNode>()->values());
+      case ExprKind::kTuple: {
+        std::vector<Arg> fields;
+        for (const Expr& f : e.as<graph::TupleNode>()->fields()) fields.push_back(emit_expr(f, -1));
+        RegName r = new_reg();
+        b_.emit_call("vm.builtin.make_tuple", fields, r);
+        return Arg::reg(r);
+      }
+      case ExprKind::kTupleGetItem: {
+        const auto* g = e.as<graph::TupleGetItemNode>();
+        Arg t = emit_expr(g->tuple(), -1);
+        RegName r = new_reg();
+        b_.emit_call("vm.builtin.tuple_getitem", {t, Arg::imm(g->index())}, r);
+        return Arg::reg(r);
+      }
+      case ExprKind::kCall:
+        return emit_call(*e.as<graph::CallNode>(), binding);
+    }
+    internal_check_failed(__FILE__, __LINE__, "known expression kind", "");
+  }
+
+  ModuleState& m_;
+  vm::ExecBuilder& b_;
+  ShapeHeap& heap_;
+  const graph::Function& f_;
+  std::string name_;
+  const StoragePlan& plan_;
+  const VmCodegenOptions& options_;
+  RegName next_reg_ = 0;
+  RegName heap_reg_ = -1;
+  std::vector<RegName> storage_reg_;
+  std::unordered_map<const graph::ExprNode*, Arg> value_of_;
+};
+
+std::vector<std::string> param_names_of(const graph::IRModule& mod, const std::string& name, const graph::Function& f) {
+  std::vector<std::string> names;
+  if (name == "main" && graph::has_attr(mod.attrs, "input_names")) {
+    names = graph::get_strings(mod.attrs, "input_names");
+    if (names.size() != f.params().size())
+      value_error("vm_codegen: the module's input_names has ", names.size(), " names but main has ", f.params().size(),
+                  " parameters");
+    return names;
+  }
+  for (const graph::Var& p : f.params()) names.push_back(p.name());
+  return names;
+}
+
+}  // namespace
+
+VmCodegenResult vm_codegen(const graph::IRModule& mod, const VmCodegenOptions& options) {
+  ModuleState state;
+  VmCodegenResult result;
+  for (const auto& [name, f] : mod.functions) {
+    StoragePlan plan = plan_storage(f, options.plan_memory);
+    std::vector<std::string> params = param_names_of(mod, name, f);
+    ShapeHeap first;
+    {
+      ModuleState scratch;
+      FunctionEmitter(scratch, first, f, name, plan, options).emit(params, nullptr);
+    }
+    ShapeHeap heap;
+    FunctionEmitter(state, heap, f, name, plan, options).emit(params, &first);
+    ANVIL_ICHECK(heap.size() == first.size(), "vm_codegen: the shape heap of ", name, " changed between passes");
+    result.memory_plan += plan.summary;
+  }
+  // The plan travels in the executable: a function returning its JSON (read_memory_plan).
+  vm::ExecBuilder& b = state.builder;
+  b.begin_function(kMemoryPlanFunction, {});
+  b.emit_call("vm.builtin.copy", {Arg::constant(b.add_constant(Value(result.memory_plan.to_json())))}, 0);
+  b.emit_ret(0);
+  b.end_function();
+  result.exec = b.get();
+  return result;
+}
+
+std::optional<MemoryPlan> read_memory_plan(const vm::Executable& exec) {
+  if (!exec.defined()) return std::nullopt;
+  int64_t index = exec->find_function(kMemoryPlanFunction);
+  if (index < 0) return std::nullopt;
+  const vm::FuncInfo& info = exec->func_table[static_cast<size_t>(index)];
+  if (info.kind != vm::FuncKind::kVMFunc || info.end_instr - info.start_instr < 2) return std::nullopt;
+  const vm::Word* call = exec->instruction(info.start_instr);
+  if (call[0] != static_cast<vm::Word>(vm::Opcode::kCall) || call[3] != 1) return std::nullopt;
+  Arg a = Arg::decode(call[4]);
+  if (a.kind != vm::ArgKind::kConstant || a.value < 0 || a.value >= static_cast<int64_t>(exec->constants.size()))
+    return std::nullopt;
+  const Value& v = exec->constants[static_cast<size_t>(a.value)];
+  if (v.kind() != ValueKind::kString) return std::nullopt;
+  return MemoryPlan::from_json(v.as_string());
+}
+
+}  // namespace anvil::pipeline

@@ -1,0 +1,65 @@
+// vm_codegen: a lowered graph module (lower_graph.h: only call_tir and VM-evaluated operators
+// left) -> a VM Executable written through vm::ExecBuilder. Each graph function becomes a VM
+// function of the same name; for "main" the parameter names are the module's "input_names"
+// (the ONNX input names) when present, else the parameters' own names.
+//
+// The program of a function, in order:
+//   * checks of every tensor parameter (vm.builtin.check_tensor_info: rank, dtype, CPU), with
+//     errors naming the input: "main: input 'x': expected dtype float32 but got int64 ...";
+//   * when a symbolic dimension occurs: a shape heap (alloc_shape_heap) with one slot per Var,
+//     filled from the parameters' shapes (match_shape stores a Var where it first appears and
+//     checks every later and every constant dimension), then one slot per derived value the
+//     program needs (n * 2, allocation sizes: shape_compute), then the parameter dimensions
+//     that are expressions (n * 2) checked against those slots;
+//   * per binding: call_tir -> outputs allocated (alloc_storage + alloc_tensor; shapes are
+//     constants, or make_shape from the heap) and the kernel called with (args..., outputs...,
+//     shape var values) — directly when it takes no shape vars, else through
+//     vm.builtin.call_tir_dyn with a Shape of the values; reshape / squeeze / expand_dims ->
+//     vm.builtin.reshape (a view); shape_of -> the shape of the argument's type (a constant or
+//     make_shape); shape_to_tensor of a static shape -> a constant; Tuple -> make_tuple,
+//     TupleGetItem -> tuple_getitem; constants go to the constant pool;
+//   * ret of the result (a tensor, or a tuple as an array).
+//
+// Memory (MemoryPlan): with plan_memory, every output of static size is placed in a storage
+// chosen by a liveness plan over the bindings — a storage whose tensors are all dead (their
+// last use, through views and tuples too, is an earlier binding) is reused by a later
+// allocation, best fit, growing the largest free storage when none fits; values the function
+// returns are never reused. Outputs of symbolic size get one storage each, of the size computed
+// in the heap, and their registers are cleared after their last use so the VM's pooled
+// allocator recycles them. Without plan_memory: one exact storage per output.
+//
+// The plan is kept in the executable as the VM function "__anvil_memory_plan" returning its
+// JSON (read_memory_plan), so `anvil inspect model.so` can print it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "anvil/graph/function.h"
+#include "anvil/pipeline/memory_plan.h"
+#include "anvil/runtime/vm/executable.h"
+
+namespace anvil::pipeline {
+
+struct VmCodegenOptions {
+  bool plan_memory = true;
+  int64_t device_type = 1;  // kDLCPU: the device parameters must be on (-1: not checked)
+};
+
+struct VmCodegenResult {
+  vm::Executable exec;
+  MemoryPlan memory_plan;  // of "main" (summed over functions when there are several)
+};
+
+// ValueError for a call of an operator that was not lowered, a symbolic dimension no parameter
+// binds, or "input_names" of the wrong length; NotImplementedError for what the VM cannot do
+// yet (a tuple parameter, shape_to_tensor of a symbolic shape, a dimension expression outside
+// + - * // % min max).
+VmCodegenResult vm_codegen(const graph::IRModule& mod, const VmCodegenOptions& options = {});
+
+inline constexpr const char* kMemoryPlanFunction = "__anvil_memory_plan";
+// The plan stored in an executable (also one loaded from a library); nullopt when it has none.
+std::optional<MemoryPlan> read_memory_plan(const vm::Executable& exec);
+
+}  // namespace anvil::pipeline
