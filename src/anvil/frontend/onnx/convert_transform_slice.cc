@@ -1,0 +1,133 @@
+// Converters of ops that take parts of a tensor or rearrange it: Slice (attributes before
+// opset 10, inputs after; negative steps), Split (split attribute before 13, input after,
+// num_outputs in 18; equal parts without either), Transpose, Tile, Pad (attributes before 11,
+// inputs after, axes in 18). Slice and Split of known 1-d values stay known.
+#include "anvil/frontend/onnx/convert_transform_util.h"
+#include "anvil/graph/ops/transform.h"
+
+namespace anvil::frontend::onnx {
+namespace {
+
+std::vector<Expr> convert_slice(ImportContext& ctx) {
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (ctx.opset() < 10) {
+    starts = ctx.attr_ints("starts"), ends = ctx.attr_ints("ends");
+    axes = ctx.attr_ints("axes", std::vector<int64_t>{});
+  } else {
+    starts = ctx.const_ints(1, "starts"), ends = ctx.const_ints(2, "ends");
+    if (ctx.has_input(3)) axes = ctx.const_ints(3, "axes");
+    if (ctx.has_input(4)) steps = ctx.const_ints(4, "steps");
+  }
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    ctx.bad_model(str_cat("starts, ends, axes and steps have ", starts.size(), ", ", ends.size(), ", ", axes.size(), " and ",
+                          steps.size(), " entries, expected the same number"));
+  auto known = known_1d(ctx, 0);
+  if (known && starts.size() == 1 && (axes[0] == 0 || axes[0] == -1)) {
+    int64_t n = static_cast<int64_t>(known->size());
+    graph::ops::SliceRange r = graph::ops::normalize_slice(ir::int_imm(n), starts[0], ends[0], steps[0]);
+    int64_t b = *ir::as_const_int(r.begin), len = *ir::as_const_int(r.extent);
+    Values out;
+    for (int64_t i = 0; i < len; ++i) out.push_back((*known)[b + i * steps[0]]);
+    return {known_result(ctx, 0, out, {len}, known_dtype(ctx, 0))};
+  }
+  return {ctx.emit("strided_slice", {ctx.input(0)},
+                   {{"begin", AttrValue::ints(starts)}, {"end", AttrValue::ints(ends)},
+                    {"strides", AttrValue::ints(steps)}, {"axes", AttrValue::ints(axes)}})};
+}
+
+std::vector<Expr> convert_split(ImportContext& ctx) {
+  int64_t axis = ctx.attr_int("axis", 0);
+  std::vector<int64_t> sizes;
+  if (ctx.opset() < 13 && ctx.has_attr("split")) sizes = ctx.attr_ints("split");
+  else if (ctx.opset() >= 13 && ctx.has_input(1)) sizes = ctx.const_ints(1, "split");
+  auto known = known_1d(ctx, 0);
+  Expr x = known && (axis == 0 || axis == -1) ? Expr() : ctx.input(0);
+  PrimExpr dim = x.defined() ? x.type().dim(static_cast<int>(axis)) : ir::int_imm(static_cast<int64_t>(known->size()));
+  int parts = ctx.has_attr("num_outputs") ? static_cast<int>(ctx.attr_int("num_outputs")) : ctx.num_outputs();
+  if (sizes.empty()) {
+    auto d = ir::as_const_int(dim);
+    if (!d) {
+      if (parts != 1) ctx.unsupported("Split into equal parts of a symbolic dim");
+    } else {
+      int64_t chunk = ctx.has_attr("num_outputs") ? (*d + parts - 1) / parts : *d / parts;
+      if (!ctx.has_attr("num_outputs") && *d % parts != 0)
+        ctx.bad_model(str_cat("dim ", *d, " does not split into ", parts, " equal parts"));
+      for (int i = 0; i < parts; ++i) sizes.push_back(std::min(chunk, *d - chunk * i));
+    }
+  }
+  std::vector<int64_t> points;
+  int64_t acc = 0;
+  for (size_t i = 0; i + 1 < sizes.size(); ++i) points.push_back(acc += sizes[i]);
+  if (!x.defined()) {
+    std::vector<Expr> outs;
+    int64_t start = 0;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      Values v(known->begin() + start, known->begin() + start + sizes[i]);
+      outs.push_back(known_result(ctx, static_cast<int>(i), v, {sizes[i]}, known_dtype(ctx, 0)));
+      start += sizes[i];
+    }
+    return outs;
+  }
+  if (sizes.size() <= 1) return {x};
+  Expr t = ctx.emit("split", {x}, {{"axis", axis}, {"indices", AttrValue::ints(points)}});
+  std::vector<Expr> outs;
+  for (size_t i = 0; i < sizes.size(); ++i) outs.push_back(ctx.builder().emit(graph::TupleGetItem::make(t, static_cast<int>(i))));
+  return outs;
+}
+
+std::vector<Expr> convert_transpose(ImportContext& ctx) {
+  Attrs attrs;
+  if (ctx.has_attr("perm")) attrs["axes"] = AttrValue::ints(ctx.attr_ints("perm"));
+  return {ctx.emit("transpose", {ctx.input(0)}, attrs)};
+}
+
+std::vector<Expr> convert_tile(ImportContext& ctx) {
+  return {ctx.emit("tile", {ctx.input(0)}, {{"reps", AttrValue::ints(ctx.const_ints(1, "repeats"))}})};
+}
+
+std::vector<Expr> convert_pad(ImportContext& ctx) {
+  Expr x = ctx.input(0);
+  int n = x.type().ndim();
+  std::string mode = ctx.attr_string("mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge") ctx.unsupported(str_cat("Pad mode '", mode, "'"));
+  std::vector<int64_t> pads;
+  double value = 0;
+  if (ctx.opset() < 11) {
+    pads = ctx.attr_ints(ctx.has_attr("pads") ? "pads" : "paddings");
+    value = ctx.attr_float("value", 0.0);
+  } else {
+    pads = ctx.const_ints(1, "pads");
+    if (ctx.has_input(2)) {
+      std::optional<Tensor> v = ctx.constant_input(2);
+      if (!v) ctx.unsupported("Pad with a constant_value not known at import");
+      if (v->numel() > 0) value = tensor_element(*v, 0);
+    }
+    if (ctx.has_input(3)) {
+      std::vector<int64_t> axes = ctx.const_ints(3, "axes");
+      if (pads.size() != 2 * axes.size()) ctx.bad_model(str_cat("pads has ", pads.size(), " entries for ", axes.size(), " axes"));
+      std::vector<int64_t> full(2 * n, 0);
+      for (size_t i = 0; i < axes.size(); ++i) {
+        int64_t a = axes[i] < 0 ? axes[i] + n : axes[i];
+        if (a < 0 || a >= n) ctx.bad_model(str_cat("axis ", axes[i], " is out of range for rank ", n));
+        full[a] = pads[i], full[a + n] = pads[i + axes.size()];
+      }
+      pads = full;
+    }
+  }
+  return {ctx.emit("pad", {x}, {{"pads", AttrValue::ints(pads)}, {"mode", mode}, {"pad_value", value}})};
+}
+
+}  // namespace
+
+void register_slice_converters() {
+  register_converter("Slice", convert_slice);
+  register_converter("Split", convert_split);
+  register_converter("Transpose", convert_transpose);
+  register_converter("Tile", convert_tile);
+  register_converter("Pad", convert_pad);
+}
+
+}  // namespace anvil::frontend::onnx

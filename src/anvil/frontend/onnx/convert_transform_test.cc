@@ -1,0 +1,166 @@
+// ONNX transform converters through the importer: the known-values chains PyTorch exports
+// (Shape -> Gather -> Unsqueeze -> Concat -> Reshape) become reshape to a ShapeExpr of the
+// model's own dim Vars with 0 and -1 resolved; the opset forms of Slice, Split, Squeeze and
+// Unsqueeze; result types of the other converters.
+#include <gtest/gtest.h>
+
+#include "anvil/frontend/onnx/importer.h"
+#include "anvil/frontend/onnx/test_models.h"
+#include "anvil/graph/printer.h"
+
+namespace anvil::frontend::onnx {
+namespace {
+
+using testing::set_tensor_type;
+
+struct Model {
+  ModelProto proto;
+  GraphProto* g;
+  explicit Model(int64_t opset) {
+    proto.set_ir_version(8);
+    auto* o = proto.add_opset_import();
+    o->set_domain("");
+    o->set_version(opset);
+    g = proto.mutable_graph();
+    g->set_name("test");
+  }
+  void input(const std::string& name, int32_t elem, const std::vector<std::string>& dims) {
+    set_tensor_type(g->add_input(), name, elem, dims);
+  }
+  NodeProto* node(const std::string& op, std::vector<std::string> ins, std::vector<std::string> outs) {
+    NodeProto* n = g->add_node();
+    n->set_op_type(op);
+    for (auto& i : ins) n->add_input(i);
+    for (auto& o : outs) n->add_output(o);
+    return n;
+  }
+  void ints(const std::string& name, std::vector<int64_t> values, bool scalar = false) {
+    TensorProto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(TensorProto::INT64);
+    if (!scalar) t->add_dims(static_cast<int64_t>(values.size()));
+    for (int64_t v : values) t->add_int64_data(v);
+  }
+  // The type of output `name` of the imported main function (the model's only output).
+  std::string type_of(const std::string& name) {
+    g->clear_output();
+    g->add_output()->set_name(name);
+    graph::IRModule mod = from_onnx(proto);
+    return graph::to_string(mod.main().result().type());
+  }
+};
+
+void attr_ints(NodeProto* n, const std::string& name, std::vector<int64_t> v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(AttributeProto::INTS);
+  for (int64_t x : v) a->add_ints(x);
+}
+void attr_int(NodeProto* n, const std::string& name, int64_t v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(AttributeProto::INT);
+  a->set_i(v);
+}
+
+TEST(OnnxTransformConverters, AttentionHeadSplitBecomesSymbolicReshape) {
+  Model m(13);
+  m.input("x", TensorProto::FLOAT, {"N", "S", "12"});
+  m.node("Shape", {"x"}, {"shape"});
+  m.ints("i0", {0}, true);
+  m.ints("i1", {1}, true);
+  m.ints("ax", {0});
+  m.ints("heads", {3, -1});
+  m.node("Gather", {"shape", "i0"}, {"n"});
+  m.node("Gather", {"shape", "i1"}, {"s"});
+  m.node("Unsqueeze", {"n", "ax"}, {"nu"});
+  m.node("Unsqueeze", {"s", "ax"}, {"su"});
+  attr_int(m.node("Concat", {"nu", "su", "heads"}, {"target"}), "axis", 0);
+  m.node("Reshape", {"x", "target"}, {"y"});
+  attr_ints(m.node("Transpose", {"y"}, {"t"}), "perm", {0, 2, 1, 3});
+  EXPECT_EQ(m.type_of("y"), "Tensor[(N, S, 3, 4), float32]");
+  EXPECT_EQ(m.type_of("t"), "Tensor[(N, 3, S, 4), float32]");
+}
+
+TEST(OnnxTransformConverters, ReshapeZeroCopiesAndMinusOneDividesSymbolically) {
+  Model m(14);
+  m.input("x", TensorProto::FLOAT, {"N", "4", "6"});
+  m.ints("s1", {0, -1});
+  m.ints("s2", {-1, 8});
+  m.node("Reshape", {"x", "s1"}, {"a"});
+  m.node("Reshape", {"x", "s2"}, {"b"});
+  m.node("Flatten", {"x"}, {"f"});
+  EXPECT_EQ(m.type_of("a"), "Tensor[(N, 24), float32]");
+  EXPECT_EQ(m.type_of("b"), "Tensor[(N * 3, 8), float32]");
+  EXPECT_EQ(m.type_of("f"), "Tensor[(N, 24), float32]");
+}
+
+TEST(OnnxTransformConverters, SliceFormsAndKnownValues) {
+  Model m(13);
+  m.input("x", TensorProto::FLOAT, {"N", "10"});
+  m.ints("st", {1});
+  m.ints("en", {-1});
+  m.ints("axes", {1});
+  m.ints("big", {INT64_MAX});
+  m.ints("neg", {-1});
+  m.node("Slice", {"x", "st", "en", "axes"}, {"a"});
+  m.node("Shape", {"x"}, {"shape"});
+  m.node("Slice", {"shape", "st", "big"}, {"tail"});  // known: [10]
+  m.node("ConstantOfShape", {"tail"}, {"zeros"});
+  m.node("Slice", {"x", "neg", "big", "axes", "neg"}, {"rev"});  // x[:, -1:] reversed? one element
+  EXPECT_EQ(m.type_of("a"), "Tensor[(N, 8), float32]");
+  EXPECT_EQ(m.type_of("zeros"), "Tensor[(10,), float32]");
+  EXPECT_EQ(m.type_of("rev"), "Tensor[(N, 0), float32]");
+  Model old(9);
+  old.input("x", TensorProto::FLOAT, {"N", "10"});
+  NodeProto* s = old.node("Slice", {"x"}, {"a"});
+  attr_ints(s, "starts", {0, 2});
+  attr_ints(s, "ends", {INT64_MAX, 7});
+  EXPECT_EQ(old.type_of("a"), "Tensor[(N, 5), float32]");
+}
+
+TEST(OnnxTransformConverters, SplitSqueezeUnsqueezeAcrossOpsets) {
+  Model m(13);
+  m.input("x", TensorProto::FLOAT, {"N", "10"});
+  m.ints("sizes", {3, 7});
+  NodeProto* s = m.node("Split", {"x", "sizes"}, {"p", "q"});
+  attr_int(s, "axis", 1);
+  m.ints("ax", {0});
+  m.node("Unsqueeze", {"x", "ax"}, {"u"});
+  m.node("Squeeze", {"u", "ax"}, {"sq"});
+  EXPECT_EQ(m.type_of("q"), "Tensor[(N, 7), float32]");
+  EXPECT_EQ(m.type_of("u"), "Tensor[(1, N, 10), float32]");
+  EXPECT_EQ(m.type_of("sq"), "Tensor[(N, 10), float32]");
+  Model old(11);
+  old.input("x", TensorProto::FLOAT, {"4", "N"});
+  NodeProto* e = old.node("Split", {"x"}, {"a", "b"});  // equal halves of axis 0
+  (void)e;
+  NodeProto* u = old.node("Unsqueeze", {"a"}, {"u"});
+  attr_ints(u, "axes", {-1});
+  EXPECT_EQ(old.type_of("b"), "Tensor[(2, N), float32]");
+  EXPECT_EQ(old.type_of("u"), "Tensor[(2, N, 1), float32]");
+}
+
+TEST(OnnxTransformConverters, ExpandTilePadConcatGather) {
+  Model m(13);
+  m.input("x", TensorProto::FLOAT, {"N", "1"});
+  m.input("ids", TensorProto::INT64, {"2", "3"});
+  m.ints("shape", {2, 1, 5});
+  m.ints("reps", {2, 3});
+  m.ints("pads", {1, 0, 2, 3});
+  m.node("Expand", {"x", "shape"}, {"e"});
+  m.node("Tile", {"x", "reps"}, {"t"});
+  m.node("Pad", {"x", "pads"}, {"p"});
+  NodeProto* c = m.node("Concat", {"x", "x"}, {"c"});
+  attr_int(c, "axis", 0);
+  NodeProto* g = m.node("Gather", {"x", "ids"}, {"g"});
+  attr_int(g, "axis", 0);
+  EXPECT_EQ(m.type_of("e"), "Tensor[(2, N, 5), float32]");
+  EXPECT_EQ(m.type_of("t"), "Tensor[(N * 2, 3), float32]");
+  EXPECT_EQ(m.type_of("p"), "Tensor[(N + 3, 4), float32]");
+  EXPECT_EQ(m.type_of("c"), "Tensor[(N * 2, 1), float32]");
+  EXPECT_EQ(m.type_of("g"), "Tensor[(2, 3, 1), float32]");
+}
+
+}  // namespace
+}  // namespace anvil::frontend::onnx

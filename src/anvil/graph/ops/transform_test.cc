@@ -1,0 +1,106 @@
+// Type inference of the transform and shape operators: static and symbolic dims, and the
+// errors a bad call gets (kind and a message naming the problem).
+#include <gtest/gtest.h>
+
+#include "anvil/base/error.h"
+#include "anvil/graph/builder.h"
+#include "anvil/graph/ops/transform.h"
+#include "anvil/ir/expr_ops.h"
+
+namespace anvil::graph {
+namespace {
+
+const DataType kF32 = DataType::float32();
+
+class TransformTypes : public ::testing::Test {
+ protected:
+  Var x(std::vector<PrimExpr> shape, DataType dt = DataType::float32()) { return Var::make("x", Type::tensor(std::move(shape), dt)); }
+  std::string type_of(const std::string& op, std::vector<Expr> args, Attrs attrs = {}) {
+    return to_string(b.call(op, std::move(args), std::move(attrs)).type());
+  }
+  ErrorKind error_of(const std::string& op, std::vector<Expr> args, Attrs attrs = {}) {
+    try {
+      b.call(op, std::move(args), std::move(attrs));
+    } catch (const Error& e) {
+      return e.kind();
+    }
+    ADD_FAILURE() << op << " accepted a bad call";
+    return ErrorKind::kInternal;
+  }
+  BlockBuilder b;
+  ir::Var n = ir::size_var("n");
+};
+
+TEST_F(TransformTypes, Reshape) {
+  EXPECT_EQ(type_of("reshape", {x({2, 3, 4}), ShapeExpr::make({6, 4})}), "Tensor[(6, 4), float32]");
+  EXPECT_EQ(type_of("reshape", {x({n, 12}), ShapeExpr::make({n, 3, 4})}), "Tensor[(n, 3, 4), float32]");
+  EXPECT_EQ(error_of("reshape", {x({2, 3}), ShapeExpr::make({7})}), ErrorKind::kValue);
+  EXPECT_EQ(error_of("reshape", {x({n, 3}), ShapeExpr::make({n, 4})}), ErrorKind::kValue);
+  EXPECT_EQ(error_of("reshape", {x({2, 3}), x({2})}), ErrorKind::kType);
+}
+
+TEST_F(TransformTypes, TransposeExpandSqueeze) {
+  EXPECT_EQ(type_of("transpose", {x({n, 3, 5})}, {{"axes", AttrValue::ints({2, 0, 1})}}), "Tensor[(5, n, 3), float32]");
+  EXPECT_EQ(type_of("transpose", {x({n, 3})}), "Tensor[(3, n), float32]");
+  EXPECT_EQ(error_of("transpose", {x({n, 3})}, {{"axes", AttrValue::ints({0, 0})}}), ErrorKind::kValue);
+  EXPECT_EQ(type_of("expand_dims", {x({n, 3})}, {{"axes", AttrValue::ints({0, -1})}}), "Tensor[(1, n, 3, 1), float32]");
+  EXPECT_EQ(type_of("squeeze", {x({1, n, 1})}), "Tensor[(n,), float32]");
+  EXPECT_EQ(type_of("squeeze", {x({1, n, 1})}, {{"axes", AttrValue::ints({-1})}}), "Tensor[(1, n), float32]");
+  EXPECT_EQ(error_of("squeeze", {x({2, 3})}, {{"axes", AttrValue::ints({0})}}), ErrorKind::kValue);
+  EXPECT_EQ(error_of("squeeze", {x({2, 3})}, {{"axes", AttrValue::ints({2})}}), ErrorKind::kIndex);
+}
+
+TEST_F(TransformTypes, BroadcastConcatSplit) {
+  EXPECT_EQ(type_of("broadcast_to", {x({3, 1}), ShapeExpr::make({n, 1, 4})}), "Tensor[(n, 3, 4), float32]");
+  EXPECT_EQ(error_of("broadcast_to", {x({3, 2}), ShapeExpr::make({4})}), ErrorKind::kValue);
+  EXPECT_EQ(type_of("concat", {x({n, 3}), x({5, 3}), x({n, 3})}, {{"axis", 0}}), "Tensor[(n * 2 + 5, 3), float32]");
+  EXPECT_EQ(error_of("concat", {x({2, 3}), x({2, 4})}, {{"axis", 0}}), ErrorKind::kValue);
+  EXPECT_EQ(error_of("concat", {x({2, 3}), x({2, 3}, DataType::int64())}, {{"axis", 0}}), ErrorKind::kType);
+  EXPECT_EQ(type_of("split", {x({n, 4})}, {{"axis", 0}, {"indices", AttrValue::ints({2, 5})}}),
+            "Tuple[Tensor[(2, 4), float32], Tensor[(3, 4), float32], Tensor[(n - 5, 4), float32]]");
+  EXPECT_EQ(error_of("split", {x({4, 4})}, {{"axis", 0}, {"indices", AttrValue::ints({3, 2})}}), ErrorKind::kValue);
+}
+
+TEST_F(TransformTypes, StridedSlice) {
+  Attrs a{{"begin", AttrValue::ints({1, -1})}, {"end", AttrValue::ints({INT64_MAX, -100})},
+          {"strides", AttrValue::ints({2, -1})}, {"axes", AttrValue::ints({0, 1})}};
+  EXPECT_EQ(type_of("strided_slice", {x({37, 10})}, a), "Tensor[(18, 10), float32]");
+  Attrs s{{"begin", AttrValue::ints({0})}, {"end", AttrValue::ints({-1})}, {"axes", AttrValue::ints({1})}};
+  EXPECT_EQ(type_of("strided_slice", {x({4, n})}, s), "Tensor[(4, max(n - 1, 0)), float32]");
+  Attrs z{{"begin", AttrValue::ints({0})}, {"end", AttrValue::ints({1})}, {"strides", AttrValue::ints({0})}};
+  EXPECT_EQ(error_of("strided_slice", {x({4})}, z), ErrorKind::kValue);
+  ops::SliceRange r = ops::normalize_slice(ir::int_imm(5), 10, 20, 1);
+  EXPECT_EQ(ir::as_const_int(r.extent), 0);
+}
+
+TEST_F(TransformTypes, TakeTilePad) {
+  EXPECT_EQ(type_of("take", {x({n, 8}), x({2, 3}, DataType::int64())}, {{"axis", 1}}), "Tensor[(n, 2, 3), float32]");
+  EXPECT_EQ(error_of("take", {x({n, 8}), x({2}, kF32)}, {{"axis", 0}}), ErrorKind::kType);
+  EXPECT_EQ(type_of("tile", {x({n, 3})}, {{"reps", AttrValue::ints({2, 1})}}), "Tensor[(n * 2, 3), float32]");
+  EXPECT_EQ(type_of("pad", {x({n, 3})}, {{"pads", AttrValue::ints({1, 0, 2, 3})}}), "Tensor[(n + 3, 6), float32]");
+  EXPECT_EQ(error_of("pad", {x({2, 3})}, {{"pads", AttrValue::ints({1, 0})}}), ErrorKind::kValue);
+  EXPECT_EQ(error_of("pad", {x({2, 3})}, {{"pads", AttrValue::ints({0, 0, 0, 0})}, {"mode", "wrap"}}), ErrorKind::kValue);
+}
+
+TEST_F(TransformTypes, FullArangeAndShapes) {
+  EXPECT_EQ(type_of("full", {ShapeExpr::make({n, 2})}, {{"value", 1.0}, {"dtype", DataType::int64()}}),
+            "Tensor[(n, 2), int64]");
+  EXPECT_EQ(type_of("arange", {}, {{"start", 0.0}, {"limit", 10.0}, {"delta", 3.0}, {"dtype", kF32}}),
+            "Tensor[(4,), float32]");
+  Expr s = b.call("shape_of", {x({n, 3})});
+  EXPECT_EQ(to_string(s.type()), "Shape[2]");
+  EXPECT_EQ(type_of("shape_to_tensor", {ShapeExpr::make({n, 3, 4})}), "Tensor[(3,), int64]");
+  EXPECT_EQ(error_of("shape_to_tensor", {x({3})}), ErrorKind::kType);
+}
+
+TEST_F(TransformTypes, GatherElementsOneHotDepthToSpace) {
+  EXPECT_EQ(type_of("gather_elements", {x({3, n}), x({2, 5}, DataType::int64())}, {{"axis", 1}}), "Tensor[(2, 5), float32]");
+  EXPECT_EQ(type_of("one_hot", {x({n}, DataType::int64()), x({2})}, {{"depth", 7}}), "Tensor[(n, 7), float32]");
+  EXPECT_EQ(type_of("depth_to_space", {x({n, 8, 3, 5})}, {{"blocksize", 2}}), "Tensor[(n, 2, 6, 10), float32]");
+  EXPECT_EQ(error_of("depth_to_space", {x({1, 6, 3, 5})}, {{"blocksize", 2}}), ErrorKind::kValue);
+  EXPECT_EQ(type_of("space_to_depth", {x({n, 3, 4, 6})}, {{"blocksize", 2}}), "Tensor[(n, 12, 2, 3), float32]");
+  EXPECT_EQ(type_of("trilu", {x({n, 4})}, {{"k", 0}}), "Tensor[(n, 4), float32]");
+}
+
+}  // namespace
+}  // namespace anvil::graph

@@ -1,0 +1,275 @@
+// Transform operator kernels: each graph call lowered through ops::lower_call, built for llvm
+// with pipeline::build and run on random inputs (fixed, printed seed) against a naive reference
+// that reads the input element every output element should come from. Static and symbolic
+// shapes (the trailing int32 shape-var scalars are passed), sizes like 37 that no vector width divides.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <random>
+
+#include "anvil/graph/builder.h"
+#include "anvil/ops/lower_call.h"
+#include "anvil/pipeline/build.h"
+#include "anvil/runtime/register.h"
+#include "anvil/runtime/tensor.h"
+
+namespace anvil::ops {
+namespace {
+
+using graph::AttrValue;
+using graph::Attrs;
+using graph::Expr;
+using graph::Type;
+using Idx = std::vector<int64_t>;
+
+constexpr uint32_t kSeed = 20261202;
+const DataType kF32 = DataType::float32();
+const DataType kI64 = DataType::int64();
+
+int64_t numel(const Idx& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+Tensor random_f32(const Idx& shape, std::mt19937& rng) {
+  Tensor t = Tensor::empty(std::span<const int64_t>(shape), kF32);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  for (int64_t i = 0; i < numel(shape); ++i) static_cast<float*>(t.data())[i] = dist(rng);
+  return t;
+}
+
+Tensor ints(const Idx& shape, const std::vector<int64_t>& values) {
+  Tensor t = Tensor::empty(std::span<const int64_t>(shape), kI64);
+  for (size_t i = 0; i < values.size(); ++i) static_cast<int64_t*>(t.data())[i] = values[i];
+  return t;
+}
+
+// Element at a multi-index (row-major).
+double at(const Tensor& t, const Idx& idx) {
+  int64_t lin = 0;
+  for (size_t k = 0; k < idx.size(); ++k) lin = lin * t.shape()[k] + idx[k];
+  if (t.dtype() == kI64) return static_cast<double>(static_cast<const int64_t*>(t.data())[lin]);
+  return static_cast<const float*>(t.data())[lin];
+}
+
+graph::Var param(const std::string& name, std::vector<ir::PrimExpr> shape, DataType dt = kF32) {
+  return graph::Var::make(name, Type::tensor(std::move(shape), dt));
+}
+
+// Lowers and builds the call, runs it on `inputs` (shape vars by name), returns the outputs.
+std::vector<Tensor> run(const Expr& e, const std::vector<Tensor>& inputs, const std::vector<Idx>& out_shapes,
+                        const std::map<std::string, int64_t>& vars = {}) {
+  const auto* call = e.as<graph::CallNode>();
+  LoweredCall lc = lower_call(*call, Target::parse("llvm"), "kernel");
+  Module m = pipeline::build({lc.func}, Target::parse("llvm"));
+  std::vector<Type> types = call->type().is_tuple() ? call->type().fields() : std::vector<Type>{call->type()};
+  std::vector<Value> args(inputs.begin(), inputs.end());
+  std::vector<Tensor> outs;
+  for (size_t i = 0; i < out_shapes.size(); ++i) {
+    outs.push_back(Tensor::empty(std::span<const int64_t>(out_shapes[i]), types[i].dtype()));
+    if (types[i].dtype() == kF32)
+      for (int64_t k = 0; k < numel(out_shapes[i]); ++k) static_cast<float*>(outs.back().data())[k] = NAN;
+    args.emplace_back(outs.back());
+  }
+  for (const ir::Var& v : lc.shape_vars) args.emplace_back(vars.at(v->name()));
+  m["kernel"].call(args);
+  return outs;
+}
+
+// Every element of `out` equals ref(index) exactly (transforms move elements, they compute nothing).
+void expect_elements(const Tensor& out, const std::function<double(const Idx&)>& ref) {
+  Idx idx(out.shape().size(), 0);
+  int bad = 0;
+  for (int64_t lin = 0; lin < numel(out.shape()); ++lin) {
+    double want = ref(idx), got = at(out, idx);
+    if (!(got == want) && ++bad <= 5) {
+      std::string s;
+      for (int64_t v : idx) s += std::to_string(v) + " ";
+      ADD_FAILURE() << "out[" << s << "] = " << got << ", want " << want;
+    }
+    for (int k = static_cast<int>(idx.size()) - 1; k >= 0; --k) {
+      if (++idx[k] < out.shape()[k]) break;
+      idx[k] = 0;
+    }
+  }
+  EXPECT_EQ(bad, 0) << "mismatching elements";
+}
+
+Idx unravel(int64_t lin, const Idx& shape) {
+  Idx idx(shape.size());
+  for (int k = static_cast<int>(shape.size()) - 1; k >= 0; --k) idx[k] = lin % shape[k], lin /= shape[k];
+  return idx;
+}
+int64_t ravel(const Idx& idx, const Idx& shape) {
+  int64_t lin = 0;
+  for (size_t k = 0; k < idx.size(); ++k) lin = lin * shape[k] + idx[k];
+  return lin;
+}
+
+class TransformKernels : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    register_runtime_functions();
+    std::printf("transform kernels seed %u\n", kSeed);
+  }
+  std::mt19937 rng{kSeed};
+  graph::BlockBuilder b;
+  ir::Var n = ir::size_var("n");
+};
+
+TEST_F(TransformKernels, ReshapeStaticAndSymbolic) {
+  Tensor x = random_f32({2, 3, 37}, rng);
+  auto e = b.call("reshape", {param("x", {2, 3, 37}), graph::ShapeExpr::make({6, 37})});
+  expect_elements(run(e, {x}, {{6, 37}})[0], [&](const Idx& i) { return at(x, unravel(ravel(i, {6, 37}), {2, 3, 37})); });
+  Tensor y = random_f32({37, 6}, rng);
+  auto s = b.call("reshape", {param("y", {n, 6}), graph::ShapeExpr::make({n, 2, 3})});
+  expect_elements(run(s, {y}, {{37, 2, 3}}, {{"n", 37}})[0],
+                  [&](const Idx& i) { return at(y, unravel(ravel(i, {37, 2, 3}), {37, 6})); });
+}
+
+TEST_F(TransformKernels, TransposeStaticAndSymbolic) {
+  Tensor x = random_f32({3, 37, 5}, rng);
+  auto e = b.call("transpose", {param("x", {3, 37, 5})}, {{"axes", AttrValue::ints({2, 0, 1})}});
+  expect_elements(run(e, {x}, {{5, 3, 37}})[0], [&](const Idx& i) { return at(x, {i[1], i[2], i[0]}); });
+  Tensor y = random_f32({2, 11, 4, 3}, rng);
+  auto s = b.call("transpose", {param("y", {2, n, 4, 3})}, {{"axes", AttrValue::ints({0, 2, 1, 3})}});
+  expect_elements(run(s, {y}, {{2, 4, 11, 3}}, {{"n", 11}})[0], [&](const Idx& i) { return at(y, {i[0], i[2], i[1], i[3]}); });
+}
+
+TEST_F(TransformKernels, ExpandDimsSqueezeBroadcastTo) {
+  Tensor x = random_f32({3, 37}, rng);
+  auto e = b.call("expand_dims", {param("x", {3, 37})}, {{"axes", AttrValue::ints({0, -1})}});
+  expect_elements(run(e, {x}, {{1, 3, 37, 1}})[0], [&](const Idx& i) { return at(x, {i[1], i[2]}); });
+  Tensor y = random_f32({1, 37, 1}, rng);
+  auto s = b.call("squeeze", {param("y", {1, n, 1})}, {{"axes", AttrValue::ints({0, 2})}});
+  expect_elements(run(s, {y}, {{37}}, {{"n", 37}})[0], [&](const Idx& i) { return at(y, {0, i[0], 0}); });
+  Tensor z = random_f32({3, 1}, rng);
+  auto bc = b.call("broadcast_to", {param("z", {3, 1}), graph::ShapeExpr::make({2, 3, n})});
+  expect_elements(run(bc, {z}, {{2, 3, 37}}, {{"n", 37}})[0], [&](const Idx& i) { return at(z, {i[1], 0}); });
+}
+
+TEST_F(TransformKernels, ConcatStaticAndSymbolic) {
+  Tensor a = random_f32({4, 2}, rng), c = random_f32({4, 37}, rng), d = random_f32({4, 5}, rng);
+  auto e = b.call("concat", {param("a", {4, 2}), param("c", {4, 37}), param("d", {4, 5})}, {{"axis", 1}});
+  expect_elements(run(e, {a, c, d}, {{4, 44}})[0], [&](const Idx& i) {
+    return i[1] < 2 ? at(a, i) : i[1] < 39 ? at(c, {i[0], i[1] - 2}) : at(d, {i[0], i[1] - 39});
+  });
+  Tensor p = random_f32({13, 3}, rng), q = random_f32({3, 3}, rng);
+  auto s = b.call("concat", {param("p", {n, 3}), param("q", {3, 3})}, {{"axis", 0}});
+  expect_elements(run(s, {p, q}, {{16, 3}}, {{"n", 13}})[0],
+                  [&](const Idx& i) { return i[0] < 13 ? at(p, i) : at(q, {i[0] - 13, i[1]}); });
+}
+
+TEST_F(TransformKernels, SplitIntoThree) {
+  Tensor x = random_f32({37, 4}, rng);
+  auto e = b.call("split", {param("x", {n, 4})}, {{"axis", 0}, {"indices", AttrValue::ints({10, 20})}});
+  std::vector<Tensor> outs = run(e, {x}, {{10, 4}, {10, 4}, {17, 4}}, {{"n", 37}});
+  for (int f = 0; f < 3; ++f) expect_elements(outs[f], [&](const Idx& i) { return at(x, {i[0] + 10 * f, i[1]}); });
+}
+
+TEST_F(TransformKernels, StridedSlicePositiveNegativeAndSymbolic) {
+  Tensor x = random_f32({37, 10}, rng);
+  auto e = b.call("strided_slice", {param("x", {37, 10})},
+                  {{"begin", AttrValue::ints({3, -1})}, {"end", AttrValue::ints({30, -100})},
+                   {"strides", AttrValue::ints({4, -3})}, {"axes", AttrValue::ints({0, 1})}});
+  // axis 0: 3, 7, ..., 27 (7 elements); axis 1: 9, 6, 3, 0 (4 elements).
+  expect_elements(run(e, {x}, {{7, 4}})[0], [&](const Idx& i) { return at(x, {3 + 4 * i[0], 9 - 3 * i[1]}); });
+  auto s = b.call("strided_slice", {param("y", {n, 10})},
+                  {{"begin", AttrValue::ints({1})}, {"end", AttrValue::ints({INT64_MAX})}, {"axes", AttrValue::ints({0})}});
+  expect_elements(run(s, {x}, {{36, 10}}, {{"n", 37}})[0], [&](const Idx& i) { return at(x, {i[0] + 1, i[1]}); });
+  auto r = b.call("strided_slice", {param("y", {n, 10})},
+                  {{"begin", AttrValue::ints({-1})}, {"end", AttrValue::ints({INT64_MIN})},
+                   {"strides", AttrValue::ints({-2})}, {"axes", AttrValue::ints({0})}});
+  expect_elements(run(r, {x}, {{19, 10}}, {{"n", 37}})[0], [&](const Idx& i) { return at(x, {36 - 2 * i[0], i[1]}); });
+}
+
+TEST_F(TransformKernels, TakeWithNegativeIndices) {
+  Tensor x = random_f32({3, 37}, rng);
+  Tensor ind = ints({2, 2}, {0, -1, 36, 5});
+  auto e = b.call("take", {param("x", {3, n}), param("i", {2, 2}, kI64)}, {{"axis", 1}});
+  expect_elements(run(e, {x, ind}, {{3, 2, 2}}, {{"n", 37}})[0], [&](const Idx& i) {
+    int64_t k = static_cast<int64_t>(at(ind, {i[1], i[2]}));
+    return at(x, {i[0], k < 0 ? k + 37 : k});
+  });
+}
+
+TEST_F(TransformKernels, TileAndPadModes) {
+  Tensor x = random_f32({3, 5}, rng);
+  auto t = b.call("tile", {param("x", {3, 5})}, {{"reps", AttrValue::ints({2, 3})}});
+  expect_elements(run(t, {x}, {{6, 15}})[0], [&](const Idx& i) { return at(x, {i[0] % 3, i[1] % 5}); });
+  for (std::string mode : {"constant", "reflect", "edge"}) {
+    SCOPED_TRACE(mode);
+    auto p = b.call("pad", {param("x", {3, n})},
+                    {{"pads", AttrValue::ints({1, 2, 2, 4})}, {"mode", mode}, {"pad_value", 0.5}});
+    expect_elements(run(p, {x}, {{6, 11}}, {{"n", 5}})[0], [&](const Idx& i) {
+      int64_t r = i[0] - 1, c = i[1] - 2;
+      auto fix = [&](int64_t j, int64_t d) {
+        if (mode == "reflect") return j < 0 ? -j : j >= d ? 2 * (d - 1) - j : j;
+        return std::clamp<int64_t>(j, 0, d - 1);
+      };
+      if (mode == "constant" && (r < 0 || r >= 3 || c < 0 || c >= 5)) return 0.5;
+      return at(x, {fix(r, 3), fix(c, 5)});
+    });
+  }
+}
+
+TEST_F(TransformKernels, FullArangeCopy) {
+  auto f = b.call("full", {graph::ShapeExpr::make({n, 3})}, {{"value", 2.5}, {"dtype", kF32}});
+  expect_elements(run(f, {}, {{37, 3}}, {{"n", 37}})[0], [](const Idx&) { return 2.5; });
+  auto a = b.call("arange", {}, {{"start", 2.0}, {"limit", 39.0}, {"delta", 3.0}, {"dtype", kI64}});
+  expect_elements(run(a, {}, {{13}})[0], [](const Idx& i) { return 2.0 + 3 * i[0]; });
+  Tensor x = random_f32({37}, rng);
+  auto c = b.call("copy", {param("x", {n})});
+  expect_elements(run(c, {x}, {{37}}, {{"n", 37}})[0], [&](const Idx& i) { return at(x, i); });
+}
+
+TEST_F(TransformKernels, GatherElementsTriluOneHot) {
+  Tensor x = random_f32({3, 4}, rng);
+  Tensor ind = ints({2, 4}, {0, 2, -1, 1, 2, 0, 1, -3});
+  auto g = b.call("gather_elements", {param("x", {3, 4}), param("i", {2, 4}, kI64)}, {{"axis", 0}});
+  expect_elements(run(g, {x, ind}, {{2, 4}})[0], [&](const Idx& i) {
+    int64_t k = static_cast<int64_t>(at(ind, i));
+    return at(x, {k < 0 ? k + 3 : k, i[1]});
+  });
+  Tensor m = random_f32({2, 5, 37}, rng);
+  for (int upper : {0, 1}) {
+    auto t = b.call("trilu", {param("m", {2, 5, n})}, {{"k", 1}, {"upper", upper}});
+    expect_elements(run(t, {m}, {{2, 5, 37}}, {{"n", 37}})[0], [&](const Idx& i) {
+      bool keep = upper ? i[2] - i[1] >= 1 : i[2] - i[1] <= 1;
+      return keep ? at(m, i) : 0.0;
+    });
+  }
+  Tensor oi = ints({4}, {0, 3, -1, 2});
+  Tensor vals = Tensor::empty({2}, kF32);
+  static_cast<float*>(vals.data())[0] = -0.25f, static_cast<float*>(vals.data())[1] = 1.5f;
+  auto o = b.call("one_hot", {param("oi", {4}, kI64), param("v", {2})}, {{"depth", 5}, {"axis", 0}});
+  expect_elements(run(o, {oi, vals}, {{5, 4}})[0], [&](const Idx& i) {
+    int64_t k = static_cast<int64_t>(at(oi, {i[1]}));
+    return (k < 0 ? k + 5 : k) == i[0] ? 1.5 : -0.25;
+  });
+}
+
+TEST_F(TransformKernels, DepthToSpaceAndBack) {
+  Tensor x = random_f32({2, 8, 3, 5}, rng);
+  for (std::string mode : {"DCR", "CRD"}) {
+    SCOPED_TRACE(mode);
+    auto e = b.call("depth_to_space", {param("x", {2, 8, 3, 5})}, {{"blocksize", 2}, {"mode", mode}});
+    expect_elements(run(e, {x}, {{2, 2, 6, 10}})[0], [&](const Idx& i) {
+      int64_t bh = i[2] % 2, bw = i[3] % 2;
+      int64_t c = mode == "DCR" ? (bh * 2 + bw) * 2 + i[1] : i[1] * 4 + bh * 2 + bw;
+      return at(x, {i[0], c, i[2] / 2, i[3] / 2});
+    });
+  }
+  Tensor y = random_f32({1, 3, 4, 6}, rng);
+  auto s = b.call("space_to_depth", {param("y", {1, 3, 4, 6})}, {{"blocksize", 2}});
+  expect_elements(run(s, {y}, {{1, 12, 2, 3}})[0], [&](const Idx& i) {
+    int64_t off = i[1] / 3;
+    return at(y, {i[0], i[1] % 3, i[2] * 2 + off / 2, i[3] * 2 + off % 2});
+  });
+}
+
+}  // namespace
+}  // namespace anvil::ops
