@@ -9,6 +9,7 @@
 
 #include "anvil/base/error.h"
 #include "anvil/codegen/codegen_registry.h"
+#include "anvil/graph/printer.h"
 #include "anvil/pipeline/build.h"
 #include "anvil/pipeline/lower_graph.h"
 #include "anvil/pipeline/vm_codegen.h"
@@ -18,6 +19,9 @@ namespace anvil::pipeline {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Dumps are for reading: big constants print as their size and hash; kernels go to tir/.
+const graph::PrintOptions kDumpOptions{.max_constant_values = 16, .print_prim_funcs = false};
 
 // Times each stage, reports it to the progress callback and writes its IR to dump_ir_dir.
 class Stages {
@@ -56,7 +60,9 @@ vm::Executable compile(const graph::IRModule& input, const Target& target, const
 
   // Operator calls -> call_tir of PrimFuncs (lowered through the strategy table, identical
   // calls sharing one kernel).
+  stages.dump("graph.input.txt", graph::to_string(mod, kDumpOptions));
   mod = stages.run("lower_graph", 1, [&] { return lower_graph(mod, target); });
+  stages.dump("graph.lowered.txt", graph::to_string(mod, kDumpOptions));
   for (const auto& [name, f] : mod.prim_funcs) stages.dump("tir/" + name + ".tir", tir::to_string(f));
 
   // Kernels: the TIR pass pipeline and the target's code generator, into one module. A model

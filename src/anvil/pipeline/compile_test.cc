@@ -91,7 +91,8 @@ TEST_F(CompileTest, DumpIrWritesKernelsProgramAndPlan) {
   options.dump_ir_dir = (dir_ / "ir").string();
   options.opt_level = 0;
   compile(mod, llvm(), options);
-  for (const char* file : {"tir/add.tir", "tir/relu.tir", "tir/mul.tir", "vm.txt", "memory_plan.json"})
+  for (const char* file : {"graph.input.txt", "graph.lowered.txt", "tir/add.tir", "tir/relu.tir", "tir/mul.tir", "vm.txt",
+                           "memory_plan.json"})
     EXPECT_TRUE(fs::exists(dir_ / "ir" / file)) << file;
   std::ifstream in(dir_ / "ir" / "memory_plan.json");
   std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -114,6 +115,34 @@ TEST_F(CompileTest, ModelWithoutKernelsExports) {
   Tensor out = machine["main"](xv).as_tensor();
   ASSERT_EQ(out.shape(), (std::vector<int64_t>{6}));
   for (int i = 0; i < 6; ++i) EXPECT_EQ(f(out)[i], f(xv)[i]);
+}
+
+// shape_to_tensor of symbolic shapes (shape_of a parameter, a ShapeExpr with n * 2) becomes a
+// kernel fed the shape vars; a static one a constant.
+TEST_F(CompileTest, ShapeToTensorOfSymbolicShapes) {
+  ir::Var n = ir::size_var("n");
+  graph::IRModule mod;
+  graph::Var x = graph::Var::make("x", Type::tensor({n, 3}, f32));
+  Type i64x2 = Type::tensor(std::vector<int64_t>{2}, DataType::int64());
+  std::vector<graph::Binding> b;
+  graph::Var s = let(b, "s", graph::Call::make("shape_of", {x}, {}, Type::shape(2)));
+  graph::Var t = let(b, "t", graph::Call::make("shape_to_tensor", {s}, {}, i64x2));
+  graph::Var u = let(b, "u", graph::Call::make("shape_to_tensor", {graph::ShapeExpr::make({n * 2, 5})}, {}, i64x2));
+  graph::Var v = let(b, "v", graph::Call::make("shape_to_tensor", {graph::ShapeExpr::make({7, 5})}, {}, i64x2));
+  mod.functions["main"] = graph::Function::make({x}, b, graph::Tuple::make({t, u, v}));
+  EXPECT_EQ(lower_graph(mod, llvm()).prim_funcs.size(), 2u);
+  vm::VirtualMachine machine = vm::VirtualMachine::create(compile_to_module(mod, llvm()));
+  for (int64_t batch : {1, 4}) {
+    Value result = machine["main"](random({batch, 3}));
+    const std::vector<Value>& outs = result.as_array();
+    std::vector<std::vector<int64_t>> want{{batch, 3}, {2 * batch, 5}, {7, 5}};
+    for (size_t k = 0; k < 3; ++k) {
+      Tensor o = outs[k].as_tensor();
+      ASSERT_EQ(o.dtype(), DataType::int64());
+      const auto* p = static_cast<const int64_t*>(o.data());
+      EXPECT_EQ(std::vector<int64_t>(p, p + 2), want[k]) << "output " << k;
+    }
+  }
 }
 
 // ---- graph operators through lower_graph ----------------------------------------------------

@@ -1,14 +1,18 @@
 // lower_graph: operator calls -> call_tir of shared PrimFuncs (see lower_graph.h).
 #include "anvil/pipeline/lower_graph.h"
 
+#include <functional>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <vector>
 
 #include "anvil/base/error.h"
 #include "anvil/ir/expr_functor.h"
+#include "anvil/ir/expr_ops.h"
 #include "anvil/ir/structural_equal.h"
 #include "anvil/ops/lower_call.h"
+#include "anvil/te/lower.h"
 
 namespace anvil::pipeline {
 namespace {
@@ -105,6 +109,25 @@ std::string kernel_hint(const std::string& op) {
   return hint;
 }
 
+// shape_to_tensor of symbolic values: a kernel writing them (its shape vars) into an int tensor.
+ops::LoweredCall shape_to_tensor_kernel(const std::vector<ir::PrimExpr>& values, const Type& out_type,
+                                        const std::string& name) {
+  DataType dtype = out_type.dtype();
+  auto n = static_cast<int>(values.size());
+  te::Tensor out = te::compute({n}, [&](ir::Var i) {
+    ir::PrimExpr e = ir::cast(dtype, values[n - 1]);
+    for (int k = n - 2; k >= 0; --k) e = ir::select(ir::eq(i, k), ir::cast(dtype, values[k]), e);
+    return e;
+  }, "shape");
+  ops::LoweredCall lowered;
+  lowered.implementation = "shape_to_tensor.vm";
+  lowered.shape_vars = ops::shape_vars_of({Type::tensor(values, dtype)});
+  std::vector<te::LowerArg> args{out};
+  for (const ir::Var& v : lowered.shape_vars) args.emplace_back(v);
+  lowered.func = te::lower(te::create_schedule({out}), args, name);
+  return lowered;
+}
+
 class Lowerer {
  public:
   Lowerer(graph::IRModule& out, const Target& target) : out_(out), target_(target) {}
@@ -121,8 +144,11 @@ class Lowerer {
           changed = changed || !args.back().same_as(a);
         }
         Expr c = changed ? graph::Call::make(call->op(), args, call->attrs(), call->type()) : e;
+        if (call->op() == "shape_to_tensor") return lower_shape_to_tensor(c);
         if (vm_evaluated_op(call->op())) return c;
-        return lower(*c.as<CallNode>());
+        return lower(*c.as<CallNode>(), [&](const CallNode& k, const std::string& name) {
+          return ops::lower_call(k, target_, name);
+        });
       }
       case ExprKind::kTuple: {
         std::vector<Expr> fields;
@@ -143,11 +169,47 @@ class Lowerer {
     }
   }
 
+  // Remembers what a Var is bound to (shape_to_tensor looks through shape_of).
+  void note_binding(const graph::Var& var, const Expr& value) { bound_[var.get()] = value; }
+
   LowerGraphStats stats;
 
  private:
-  // The call_tir that replaces `call`, lowering a new kernel unless an identical call has one.
-  Expr lower(const CallNode& call) {
+  using LowerFn = std::function<ops::LoweredCall(const CallNode& call, const std::string& name)>;
+
+  // The dimension values a Shape-typed argument holds, when the graph knows them: a ShapeExpr,
+  // or a Var bound to one or to shape_of of a tensor of known rank.
+  std::optional<std::vector<ir::PrimExpr>> shape_values(const Expr& e) const {
+    if (const auto* s = e.as<graph::ShapeExprNode>()) return s->values();
+    if (e.kind() != ExprKind::kVar) return std::nullopt;
+    auto it = bound_.find(e.get());
+    if (it == bound_.end()) return std::nullopt;
+    if (const auto* c = it->second.as<CallNode>())
+      if (c->op() == "shape_of" && c->args().size() == 1 && c->args()[0].type().has_rank())
+        return c->args()[0].type().shape();
+    return shape_values(it->second);
+  }
+
+  // Static values stay for the VM (a constant); symbolic ones get a small kernel.
+  Expr lower_shape_to_tensor(const Expr& e) {
+    const auto* call = e.as<CallNode>();
+    if (call->args().size() != 1 || !call->type().is_tensor()) return e;
+    std::optional<std::vector<ir::PrimExpr>> values = shape_values(call->args()[0]);
+    if (!values || values->empty()) return e;
+    bool all_static = true;
+    for (const ir::PrimExpr& v : *values) all_static = all_static && ir::as_const_int(v).has_value();
+    if (all_static) return graph::Call::make(call->op(), {graph::ShapeExpr::make(*values)}, call->attrs(), call->type());
+    Expr canonical = graph::Call::make(call->op(), {graph::ShapeExpr::make(*values)}, call->attrs(), call->type());
+    const graph::Type out_type = call->type();
+    std::vector<ir::PrimExpr> vals = *values;
+    return lower(*canonical.as<CallNode>(), [vals, out_type](const CallNode&, const std::string& name) {
+      return shape_to_tensor_kernel(vals, out_type, name);
+    });
+  }
+
+  // The call_tir that replaces `call`, lowering a new kernel (through `lower_fn`) unless an
+  // identical call has one.
+  Expr lower(const CallNode& call, const LowerFn& lower_fn) {
     CallShape shape = describe_call(call);
     std::vector<ir::Var> appearance = appearance_order(shape.dims);
     const Kernel* kernel = nullptr;
@@ -169,7 +231,7 @@ class Lowerer {
     }
     if (kernel == nullptr) {
       std::string name = out_.unique_name(kernel_hint(call.op()));
-      ops::LoweredCall lowered = ops::lower_call(call, target_, name);
+      ops::LoweredCall lowered = lower_fn(call, name);
       out_.prim_funcs[name] = lowered.func;
       bucket.push_back({std::move(shape), name, appearance, lowered.shape_vars});
       kernel = &bucket.back();
@@ -192,6 +254,7 @@ class Lowerer {
   const Target& target_;
   // By signature (a Kernel pointer is used only within one lower()).
   std::unordered_map<std::string, std::vector<Kernel>> kernels_;
+  std::unordered_map<const graph::ExprNode*, Expr> bound_;
 };
 
 }  // namespace
@@ -206,7 +269,10 @@ graph::IRModule lower_graph(const graph::IRModule& mod, const Target& target, Lo
   Lowerer lowerer(out, target);
   for (auto& [name, f] : out.functions) {
     std::vector<graph::Binding> bindings;
-    for (const graph::Binding& b : f.bindings()) bindings.push_back({b.var, lowerer.rewrite(b.value)});
+    for (const graph::Binding& b : f.bindings()) {
+      lowerer.note_binding(b.var, b.value);
+      bindings.push_back({b.var, lowerer.rewrite(b.value)});
+    }
     Expr result = lowerer.rewrite(f.result());
     f = graph::Function::make(f.params(), std::move(bindings), result);
   }

@@ -16,9 +16,11 @@
 // conv2d on (n, 64, 56, 56) twice is one kernel; the second call's "shape_vars" names its own
 // Vars in the kernel's order).
 //
-// Operators the VM evaluates itself stay as they are (vm_evaluated_op): shape_of and
-// shape_to_tensor (shape values) and reshape / squeeze / expand_dims (zero-copy views of a
-// compact tensor, vm.builtin.reshape). A fused group (a later pass) is a Call like any other:
+// Operators the VM evaluates itself stay as they are (vm_evaluated_op): shape_of (a shape
+// value), shape_to_tensor of a static shape (a constant) and reshape / squeeze / expand_dims
+// (zero-copy views of a compact tensor, vm.builtin.reshape). shape_to_tensor of a symbolic
+// shape (a ShapeExpr, or shape_of a tensor, through Vars) becomes a small kernel that writes its
+// shape vars' values. A fused group (a later pass) is a Call like any other:
 // lower_call lowers its composite body, so this pass needs no change for fusion.
 //
 // The pass expects A-normal form (arguments are Vars, Constants, ShapeExprs or Tuples of those,
