@@ -28,6 +28,9 @@ runtime.tensor, runtime.empty, runtime.from_dlpack = tensor, empty, from_dlpack
 runtime.device, runtime.cpu, runtime.cuda = device, cpu, cuda
 from . import tir, te  # noqa: E402
 from .build_module import build, lower  # noqa: E402
+from . import frontend  # noqa: E402
+from .frontend import IRModule  # noqa: E402
+from .driver import compile  # noqa: E402,A001 (TVM's tvm.compile)
 
 # The C++ classes print under the names users import them by.
 for _cls in (Device, Function, InternalError, Tensor):
@@ -41,15 +44,18 @@ __version__ = _ffi.__version__  # CMakeLists.txt's project(VERSION), compiled in
 __all__ = [
     "Device",
     "Function",
+    "IRModule",
     "InternalError",
     "Tensor",
     "build",
     "cl",
+    "compile",
     "cpu",
     "cuda",
     "device",
     "empty",
     "from_dlpack",
+    "frontend",
     "get_global_func",
     "list_global_func_names",
     "lower",

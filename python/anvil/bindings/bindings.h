@@ -29,6 +29,7 @@ void init_registry(nb::module_& m);
 void init_runtime_module(nb::module_& m);
 void init_vm(nb::module_& m);  // vm.cc
 void init_rpc(nb::module_& m);  // rpc.cc: the RPC client (anvil._ffi.rpc)
+void init_frontend(nb::module_& m);  // frontend.cc: IRModule, the ONNX importer, compile
 void init_value_convert(nb::module_& m);
 
 // Python -> Value. Throws TypeError (as anvil::Error) for objects with no Anvil equivalent.

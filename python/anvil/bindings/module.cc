@@ -33,4 +33,5 @@ NB_MODULE(_ffi, m) {
   init_vm(m);
   init_rpc(m);
   init_te_bindings(m);
+  init_frontend(m);
 }

@@ -101,8 +101,11 @@ class VirtualMachine:
 
     Parameters
     ----------
-    rt_mod : Executable or Module
-        The program: an Executable, or a module holding one (what load_module returns).
+    rt_mod : Executable, Module or anvil.rpc.RemoteModule
+        The program: an Executable, or a module holding one (what load_module returns), or a
+        library loaded on an RPC server (``session.load_module("model.so")``): the VM then runs
+        there, on `device` = ``session.cpu()``, and takes and returns RemoteTensors
+        (``time_evaluator`` times on the server; ``profile`` is local only).
     device : Device, str or list of them
         Where the program runs; the host CPU is appended when the last device is not a CPU.
     memory_cfg : None, str or dict
@@ -117,9 +120,14 @@ class VirtualMachine:
     POOLED_ALLOCATOR = _POOLED
 
     def __init__(self, rt_mod, device=None, memory_cfg=None):
+        self._remote = _remote_module_type(rt_mod) is not None
+        if self._remote:
+            self.module = _remote_vm(rt_mod, device, memory_cfg)
+            return
         mod = rt_mod.mod if isinstance(rt_mod, Executable) else rt_mod
         if not isinstance(mod, Module):
-            raise TypeError(f"VirtualMachine: expected an Executable or a runtime.Module, got {type(rt_mod).__name__}")
+            raise TypeError(f"VirtualMachine: expected an Executable, a runtime.Module or an anvil.rpc.RemoteModule, "
+                            f"got {type(rt_mod).__name__}")
         if device is None:
             devices = [cpu(0)]
         elif isinstance(device, (list, tuple)):
@@ -177,6 +185,10 @@ class VirtualMachine:
         Time ``"invoke_stateful"`` (called with the function name) after set_input, or a name
         from save_function, to leave argument conversion out of the measurement.
         """
+        if self._remote:  # timed on the server (runtime.RPCTimeEvaluator): no network in the numbers
+            return self.module.time_evaluator(func_name, dev, number, repeat, min_repeat_ms,
+                                              limit_zero_time_iterations, cooldown_interval_ms, repeats_to_cooldown,
+                                              cache_flush_bytes, f_preproc)
         if f_preproc:
             raise NotImplementedError("time_evaluator: f_preproc is not supported")
         timer = self.module["time_evaluator"](func_name, _to_device(dev), number, repeat, min_repeat_ms,
@@ -193,6 +205,9 @@ class VirtualMachine:
 
         With no `args`, the inputs from set_input are used.
         """
+        if self._remote:
+            raise NotImplementedError("VirtualMachine.profile: not available on an RPC session yet; time the "
+                                      "function with time_evaluator instead")
         return Report(self.module["profile"](func_name, *args))
 
     def _bind(self, func_name, args, kwargs):
@@ -219,6 +234,33 @@ class VirtualMachine:
         if absent:
             raise TypeError(f"{func_name!r} is missing arguments: {', '.join(absent)}")
         return full
+
+
+def _remote_module_type(obj):
+    """anvil.rpc.RemoteModule when `obj` is one (anvil.rpc imports this file, so look it up late)."""
+    import sys
+
+    rpc = sys.modules.get(__name__.rsplit(".", 2)[0] + ".rpc")
+    remote = getattr(rpc, "RemoteModule", None)
+    return remote if remote is not None and isinstance(obj, remote) else None
+
+
+def _remote_vm(rexec, device, memory_cfg):
+    """The VM module on the server, over a loaded executable (TVM: rexec["vm_load_executable"]())."""
+    devices = device if isinstance(device, (list, tuple)) else [device]
+    for dev in devices:
+        session = getattr(dev, "rpc_session", None)
+        if session is None:
+            raise TypeError(f"VirtualMachine: a remote module runs on a device of its session (session.cpu()), "
+                            f"not {dev!r}")
+        if session is not rexec._session:
+            raise ValueError("VirtualMachine: the device belongs to another RPC session than the module")
+        if dev.device_type != cpu(0).device_type:
+            raise NotImplementedError(f"VirtualMachine: remote execution runs on the server's CPU only for now, "
+                                      f"got {dev!r}")
+    if memory_cfg not in (None, "pooled", _POOLED):
+        raise NotImplementedError("VirtualMachine: memory_cfg on an RPC session (the server uses pooled allocators)")
+    return rexec["vm_load_executable"]()
 
 
 class BenchmarkResult:
