@@ -232,10 +232,26 @@ def test_malformed_models_are_value_errors(chain, tmp_path):
         anvil.compile(anvil.frontend.from_onnx(chain), opt_level=7)
 
 
-def test_dump_ir_writes_the_stages(chain, tmp_path):
+def test_dump_ir_and_progress(chain, tmp_path, capfd):
     out = tmp_path / "ir"
-    anvil.compile(anvil.frontend.from_onnx(chain), dump_ir=out)
+    anvil.compile(anvil.frontend.from_onnx(chain), dump_ir=out, progress=True)
     assert out.is_dir() and any(out.iterdir())
+    assert re.search(r"anvil\.compile: kernels \d+/\d+ \(\d+\.\d+ s\)", capfd.readouterr().err)
+
+
+def test_external_data_resolves_against_the_model_or_base_dir(chain, tmp_path, make_random):
+    path = tmp_path / "ext.onnx"
+    copy = onnx.ModelProto()
+    copy.CopyFrom(chain)  # save_model moves the weights of the model it saves out into the file
+    onnx.save_model(copy, str(path), save_as_external_data=True, all_tensors_to_one_file=True,
+                    location="ext.weights", size_threshold=0)
+    assert (tmp_path / "ext.weights").exists()
+    x = make_random((2, 4, 6))
+    check_against_ort(anvil.compile(anvil.frontend.from_onnx(path)), chain, {"x": x})
+    unresolved = onnx.load(str(path), load_external_data=False)  # still refers to ext.weights
+    with pytest.raises(ValueError, match="external"):
+        anvil.frontend.from_onnx(unresolved)
+    check_against_ort(anvil.compile(anvil.frontend.from_onnx(unresolved, base_dir=tmp_path)), chain, {"x": x})
 
 
 RUN_EXPORTED = textwrap.dedent("""
