@@ -17,7 +17,8 @@ def compile(mod, target="llvm", opt_level=2, dump_ir=None, progress=False):  # n
     mod : IRModule
         From ``anvil.frontend.from_onnx``.
     target : str, dict or anvil.target.Target
-        ``"llvm"`` (this CPU; options as ``"llvm -mcpu=..."``) or ``"c"``.
+        ``"llvm"`` (this CPU; options as ``"llvm -mcpu=..."``). ``"c"`` is not yet supported
+        by the operator library's schedules.
     opt_level : int
         0 to 3 (graph passes such as fusion and folding from 1; 2 is the default).
     dump_ir : str or os.PathLike, optional

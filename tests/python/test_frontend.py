@@ -190,6 +190,16 @@ def test_inputs_as_anvil_tensors_and_outputs_through_dlpack(chain, make_random):
     np.testing.assert_allclose(np.from_dlpack(out), ort_run(chain, {"x": x})[0], rtol=1e-5, atol=1e-6)
 
 
+def test_inputs_by_onnx_name_with_set_input(chain, make_random):
+    vm = anvil.runtime.VirtualMachine(anvil.compile(anvil.frontend.from_onnx(chain)), anvil.cpu())
+    x = make_random((2, 4, 6))
+    vm.set_input("main", x=x)  # main's parameters are named as the model's inputs
+    vm.invoke_stateful("main")
+    np.testing.assert_allclose(vm.get_outputs("main").numpy(), ort_run(chain, {"x": x})[0], rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="input 'x'"):
+        vm["main"](make_random((2, 4, 6)).astype(np.float64))  # wrong dtype names the input
+
+
 def test_two_outputs_come_back_as_a_list(rng, make_random):
     nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
              helper.make_node("Add", ["r", "x"], ["s"], name="sum")]
