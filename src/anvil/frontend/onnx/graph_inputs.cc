@@ -1,5 +1,6 @@
 #include "anvil/frontend/onnx/graph_inputs.h"
 
+#include <algorithm>
 #include <climits>
 #include <optional>
 #include <unordered_set>
@@ -11,8 +12,6 @@
 
 namespace anvil::frontend::onnx {
 namespace {
-
-constexpr const char* kSupported = "float32, float16, float64, int64, int32, int8, uint8, bool";
 
 // Re-throws an error of a lower layer with the "onnx: " prefix (and `what` when given).
 template <typename F>
@@ -57,7 +56,7 @@ bool is_supported_dtype(DataType d) {
 }
 
 void check_supported_dtype(DataType dtype, const std::string& what) {
-  if (!is_supported_dtype(dtype)) not_implemented_error("onnx: ", what, " has dtype ", dtype.to_string(), "; supported: ", kSupported);
+  if (!is_supported_dtype(dtype)) not_implemented_error("onnx: ", what, " has dtype ", dtype.to_string(), "; supported: ", kSupportedDtypes);
 }
 
 std::string declared_shape_text(const ValueInfoProto& info) {

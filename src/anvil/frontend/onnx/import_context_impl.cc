@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "anvil/base/error.h"
+#include "anvil/frontend/onnx/graph_inputs.h"
 #include "anvil/frontend/onnx/import_state.h"
 #include "anvil/frontend/onnx/tensor_proto.h"
 #include "anvil/graph/expr.h"
@@ -232,7 +233,12 @@ std::vector<std::string> NodeContext::attr_strings(const std::string& name) cons
 Tensor NodeContext::attr_tensor(const std::string& name) const {
   const AttributeProto* a = attr_of_kind(name, AttributeProto::TENSOR);
   if (a == nullptr) bad_model(str_cat("missing attribute '", name, "' (TENSOR)"));
-  return tensor_from_proto(a->t(), state_.base_dir);
+  Tensor t = tensor_from_proto(a->t(), state_.base_dir);
+  if (!is_supported_dtype(t.dtype())) {
+    unsupported(str_cat("attribute '", name, "' is a tensor of dtype ", t.dtype().to_string(), "; supported: ",
+                        kSupportedDtypes));
+  }
+  return t;
 }
 
 std::vector<std::string> NodeContext::attr_names() const {
@@ -270,8 +276,7 @@ void NodeContext::convert(const Converter& converter) {
     if (std::strncmp(e.what(), "onnx: ", 6) == 0) throw;
     throw Error(e.kind(), str_cat(prefix_, ": ", e.what()));
   }
-  ANVIL_ICHECK(outs.size() <= static_cast<size_t>(node_.output_size()), prefix_, ": the converter returned ",
-               outs.size(), " values for ", node_.output_size(), " outputs");
+  // Values past the node's declared outputs are trailing optional outputs the model omitted.
   for (int i = 0; i < node_.output_size(); ++i) {
     const std::string& name = node_.output(i);
     if (name.empty()) continue;

@@ -270,6 +270,19 @@ TEST(OnnxImporter, UnsupportedDtypesNameTheTensor) {
   b.output("x");
   EXPECT_NE(error_of([&] { b.import(); }, &kind).find("onnx: tensor 'w'"), std::string::npos);
   EXPECT_EQ(kind, ErrorKind::kNotImplemented);
+
+  Model c;
+  c.input("x", TensorProto::FLOAT, {"2"});
+  auto* attr = c.node("TestConst", {}, {"y"}, "c")->add_attribute();
+  attr->set_name("value");
+  attr->set_type(AttributeProto::TENSOR);
+  attr->mutable_t()->set_data_type(TensorProto::UINT32);
+  attr->mutable_t()->add_uint64_data(5);
+  c.output("y");
+  EXPECT_EQ(error_of([&] { c.import(); }, &kind),
+            "onnx: node 'c' (TestConst, opset 17): attribute 'value' is a tensor of dtype uint32; supported: float32, "
+            "float16, float64, int64, int32, int8, uint8, bool");
+  EXPECT_EQ(kind, ErrorKind::kNotImplemented);
 }
 
 TEST(OnnxImporter, UnknownOpsDomainsAndOpsetsFailNamingTheNode) {
@@ -372,6 +385,12 @@ TEST(OnnxImporter, MissingOutputsAndUndefinedValues) {
   EXPECT_EQ(error_of([&] { u.import(); }, &kind),
             "onnx: node 'n' (TestIdentity) reads 'nowhere', which is no graph input, initializer or output of a node");
   EXPECT_EQ(kind, ErrorKind::kValue);
+
+  Model none;  // a node without outputs is ignored, whatever its converter returns
+  none.input("x", TensorProto::FLOAT, {"2"});
+  none.node("TestIdentity", {"x"}, {});
+  none.output("x");
+  EXPECT_NO_THROW(none.import());
 
   Model o;
   o.input("x", TensorProto::FLOAT, {"2"});
