@@ -8,8 +8,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "anvil/graph/builder.h"
@@ -20,6 +22,7 @@
 #include "anvil/pipeline/lowered_test_util.h"
 #include "anvil/pipeline/vm_codegen.h"
 #include "anvil/runtime/register.h"
+#include "anvil/runtime/tensor_io.h"
 #include "anvil/runtime/vm/vm.h"
 
 namespace anvil::pipeline {
@@ -83,6 +86,29 @@ TEST_F(CompileTest, ExportedLibraryIsOneFileThatRunsAfterLoading) {
   vm::VirtualMachine machine = vm::VirtualMachine::create(loaded);
   Tensor x = random({6, 10});
   expect_chain(x, &c, machine["main"](x).as_tensor());
+}
+
+// The deployment path: the exported file runs in a process linked to the runtime alone
+// (examples/runtime_only/run_model.cc), inputs and outputs passed as params files.
+TEST_F(CompileTest, ExportedModelRunsInARuntimeOnlyProcess) {
+  ir::Var n = ir::size_var("batch");
+  graph::IRModule mod = chain_module({n, 7}, {n}, Tensor());
+  mod.attrs["input_names"] = graph::AttrValue::strings({"input:0"});
+  fs::path lib = dir_ / "model.so", in = dir_ / "in.params", out = dir_ / "out.params", log = dir_ / "log.txt";
+  export_library(compile_to_module(mod, llvm()), lib.string());
+  Tensor x = random({5, 7});
+  std::ofstream(in, std::ios::binary) << save_params({{"input:0", x}});
+  std::string command = std::string("'") + ANVIL_RUN_MODEL_EXAMPLE + "' '" + lib.string() + "' '" + in.string() + "' '" +
+                        out.string() + "' > '" + log.string() + "' 2>&1";
+  int status = std::system(command.c_str());
+  std::ifstream log_in(log);
+  std::string log_text((std::istreambuf_iterator<char>(log_in)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(status, 0) << command << "\n" << log_text;
+  std::ifstream out_in(out, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(out_in)), std::istreambuf_iterator<char>());
+  std::map<std::string, Tensor> outputs = load_params(bytes);
+  ASSERT_EQ(outputs.count("output0"), 1u) << log_text;
+  expect_chain(x, nullptr, outputs.at("output0"));
 }
 
 TEST_F(CompileTest, DumpIrWritesKernelsProgramAndPlan) {
