@@ -293,6 +293,8 @@ std::vector<Tensor> space_to_depth(const CallNode& call, const std::vector<Tenso
 
 }  // namespace
 
+void register_resize_strategies();  // transform_resize.cc
+
 void register_transform_strategies() {
   auto reg = [](const char* op, ComputeFn f) {
     register_implementation(op, "cpu", {std::string(op) + ".cpu", std::move(f), schedule_injective});
@@ -316,6 +318,7 @@ void register_transform_strategies() {
   reg("one_hot", one_hot);
   reg("depth_to_space", depth_to_space);
   reg("space_to_depth", space_to_depth);
+  register_resize_strategies();
 }
 
 }  // namespace anvil::ops

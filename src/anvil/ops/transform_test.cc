@@ -4,6 +4,8 @@
 // shapes (the trailing int32 shape-var scalars are passed), sizes like 37 that no vector width divides.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -80,12 +82,12 @@ std::vector<Tensor> run(const Expr& e, const std::vector<Tensor>& inputs, const 
 }
 
 // Every element of `out` equals ref(index) exactly (transforms move elements, they compute nothing).
-void expect_elements(const Tensor& out, const std::function<double(const Idx&)>& ref) {
+void expect_elements(const Tensor& out, const std::function<double(const Idx&)>& ref, double tol = 0) {
   Idx idx(out.shape().size(), 0);
   int bad = 0;
   for (int64_t lin = 0; lin < numel(out.shape()); ++lin) {
     double want = ref(idx), got = at(out, idx);
-    if (!(got == want) && ++bad <= 5) {
+    if (!(std::fabs(got - want) <= tol) && ++bad <= 5) {
       std::string s;
       for (int64_t v : idx) s += std::to_string(v) + " ";
       ADD_FAILURE() << "out[" << s << "] = " << got << ", want " << want;
@@ -269,6 +271,80 @@ TEST_F(TransformKernels, DepthToSpaceAndBack) {
     int64_t off = i[1] / 3;
     return at(y, {i[0], i[1] % 3, i[2] * 2 + off / 2, i[3] * 2 + off % 2});
   });
+}
+
+// ONNX Resize on one axis in double: source coordinate, then nearest / linear / cubic taps.
+struct ResizeRef {
+  std::string mode, ct, nm;
+  double A = -0.75;
+  bool exclude = false;
+  double coord(int64_t x, int64_t in, int64_t out) const {
+    double s = double(out) / in;
+    if (ct == "half_pixel") return (x + 0.5) / s - 0.5;
+    if (ct == "pytorch_half_pixel") return out > 1 ? (x + 0.5) / s - 0.5 : 0;
+    if (ct == "align_corners") return out > 1 ? x * double(in - 1) / (out - 1) : 0;
+    if (ct == "asymmetric") return x / s;
+    return (x + 0.5) / s;  // tf_half_pixel_for_nn
+  }
+  // (index, weight) taps of output x.
+  std::vector<std::pair<int64_t, double>> taps(int64_t x, int64_t in, int64_t out) const {
+    double xo = coord(x, in, out);
+    auto cl = [&](int64_t i) { return std::clamp<int64_t>(i, 0, in - 1); };
+    if (mode == "nearest") {
+      double r = nm == "round_prefer_floor" ? std::ceil(xo - 0.5) : nm == "round_prefer_ceil" ? std::floor(xo + 0.5)
+                 : nm == "floor"            ? std::floor(xo) : std::ceil(xo);
+      return {{cl(static_cast<int64_t>(r)), 1.0}};
+    }
+    if (mode == "linear") {
+      xo = std::clamp<double>(xo, 0, in - 1);
+      double x0 = std::floor(xo), t = xo - x0;
+      return {{cl(int64_t(x0)), 1 - t}, {cl(int64_t(x0) + 1), t}};
+    }
+    double x0 = std::floor(xo), t = xo - x0;
+    auto far = [&](double d) { return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A; };
+    auto near = [&](double d) { return ((A + 2) * d - (A + 3)) * d * d + 1; };
+    double w[4] = {far(t + 1), near(t), near(1 - t), far(2 - t)}, total = 0;
+    std::vector<std::pair<int64_t, double>> out_taps;
+    for (int k = 0; k < 4; ++k) {
+      int64_t i = int64_t(x0) + k - 1;
+      if (exclude && (i < 0 || i >= in)) w[k] = 0;
+      total += w[k];
+      out_taps.push_back({cl(i), w[k]});
+    }
+    if (exclude)
+      for (auto& p : out_taps) p.second /= total;
+    return out_taps;
+  }
+};
+
+TEST_F(TransformKernels, Resize2dModesAndCoordinateTransforms) {
+  Tensor x = random_f32({1, 2, 5, 7}, rng);
+  struct Case {
+    std::string mode, ct, nm;
+    bool exclude;
+    int64_t oh, ow;
+  };
+  for (const Case& c : std::vector<Case>{{"nearest", "asymmetric", "floor", false, 10, 14},
+                                         {"nearest", "half_pixel", "round_prefer_floor", false, 9, 3},
+                                         {"nearest", "tf_half_pixel_for_nn", "round_prefer_ceil", false, 11, 7},
+                                         {"nearest", "align_corners", "ceil", false, 3, 13},
+                                         {"linear", "half_pixel", "", false, 10, 14},
+                                         {"linear", "pytorch_half_pixel", "", false, 1, 37},
+                                         {"linear", "align_corners", "", false, 9, 4},
+                                         {"cubic", "half_pixel", "", false, 10, 14},
+                                         {"cubic", "asymmetric", "", true, 8, 5}}) {
+    SCOPED_TRACE(c.mode + " " + c.ct + " " + c.nm);
+    Attrs a{{"mode", c.mode}, {"coordinate_transformation_mode", c.ct}, {"exclude_outside", int(c.exclude)}};
+    if (!c.nm.empty()) a["nearest_mode"] = c.nm;
+    auto e = b.call("resize2d", {param("x", {1, 2, 5, n}), graph::ShapeExpr::make({ir::int_imm(c.oh), ir::int_imm(c.ow)})}, a);
+    ResizeRef ref{c.mode, c.ct, c.nm, -0.75, c.exclude};
+    expect_elements(run(e, {x}, {{1, 2, c.oh, c.ow}}, {{"n", 7}})[0], [&](const Idx& i) {
+      double v = 0;
+      for (auto [yi, wy] : ref.taps(i[2], 5, c.oh))
+        for (auto [xi, wx] : ref.taps(i[3], 7, c.ow)) v += wy * wx * at(x, {i[0], i[1], yi, xi});
+      return v;
+    }, 2e-5);
+  }
 }
 
 }  // namespace

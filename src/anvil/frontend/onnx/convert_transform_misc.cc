@@ -1,6 +1,12 @@
-// Converters of GatherElements, Trilu, OneHot, DepthToSpace and SpaceToDepth, and the helpers
+// Converters of GatherElements, Trilu, OneHot, DepthToSpace, SpaceToDepth, Resize (opset 10:
+// scales input, asymmetric; 11+: roi/scales/sizes inputs and the coordinate modes) and
+// Upsample (asymmetric), and the helpers
 // the transform family's converter files share (convert_transform_util.h).
+#include <cmath>
 #include <cstring>
+
+#include "anvil/frontend/onnx/proto.h"
+#include "anvil/graph/type.h"
 
 #include "anvil/frontend/onnx/convert_transform_util.h"
 
@@ -104,9 +110,72 @@ std::vector<Expr> convert_space_to_depth(ImportContext& ctx) {
   return {ctx.emit("space_to_depth", {ctx.input(0)}, {{"blocksize", ctx.attr_int("blocksize")}})};
 }
 
+// Resize/Upsample -> resize2d. scales (floats, one per axis) or sizes (known values); N and C
+// must keep their size. Before opset 11 (and for Upsample) coordinates are asymmetric and
+// nearest rounds down when upsampling, up when downsampling, as ONNX Runtime does.
+std::vector<Expr> convert_resize(ImportContext& ctx) {
+  bool upsample = ctx.node().op_type() == "Upsample";
+  bool old = upsample || ctx.opset() < 11;
+  Expr x = ctx.input(0);
+  if (!x.type().has_rank() || x.type().ndim() != 4) ctx.unsupported("Resize of a tensor that is not 4-d (NCHW)");
+  const std::vector<PrimExpr>& dims = x.type().shape();
+  std::vector<double> scales;
+  if (upsample && ctx.opset() < 9) {
+    scales = ctx.attr_floats("scales");
+  } else {
+    int si = old ? 1 : 2;
+    if (ctx.has_input(si)) {
+      std::optional<Tensor> t = ctx.constant_input(si);
+      if (!t) ctx.unsupported("Resize with scales not known at import");
+      for (int64_t i = 0; i < t->numel(); ++i) scales.push_back(tensor_element(*t, i));
+    }
+  }
+  Values out;
+  double sh = 0, sw = 0;
+  if (!scales.empty()) {
+    if (scales.size() != 4) ctx.bad_model(str_cat("scales has ", scales.size(), " values, expected 4"));
+    if (scales[0] != 1 || scales[1] != 1) ctx.unsupported("Resize that scales N or C");
+    sh = scales[2], sw = scales[3];
+    for (int k = 2; k < 4; ++k) {
+      double s = scales[k];
+      if (auto c = ir::as_const_int(dims[k])) out.push_back(ir::int_imm(static_cast<int64_t>(std::floor(*c * s))));
+      else if (s == std::floor(s)) out.push_back(dims[k] * static_cast<int>(s));
+      else ctx.unsupported("Resize of a symbolic dim by a fractional scale");
+    }
+  } else {
+    if (old || !ctx.has_input(3)) ctx.bad_model("Resize without scales or sizes");
+    std::optional<Values> sizes = ctx.known_values(3);
+    if (!sizes) ctx.unsupported("Resize with sizes not known at import");
+    if (sizes->size() != 4) ctx.bad_model(str_cat("sizes has ", sizes->size(), " values, expected 4"));
+    out = {(*sizes)[2], (*sizes)[3]};
+  }
+  std::string mode = ctx.attr_string("mode", "nearest");
+  if (mode == "bilinear") mode = "linear";  // Upsample opset 7
+  Attrs attrs{{"mode", mode}, {"scale_h", sh}, {"scale_w", sw}};
+  if (old) {
+    attrs["coordinate_transformation_mode"] = "asymmetric";
+    bool down = (sh > 0 && sh < 1) || (sw > 0 && sw < 1);
+    if (down && mode == "nearest" && !(sh < 1 && sw < 1)) ctx.unsupported("Resize (opset < 11) up one axis and down the other");
+    attrs["nearest_mode"] = down ? "ceil" : "floor";
+  } else {
+    attrs["coordinate_transformation_mode"] = ctx.attr_string("coordinate_transformation_mode", "half_pixel");
+    attrs["nearest_mode"] = ctx.attr_string("nearest_mode", "round_prefer_floor");
+    attrs["cubic_coeff_a"] = ctx.attr_float("cubic_coeff_a", -0.75);
+    attrs["exclude_outside"] = ctx.attr_int("exclude_outside", 0);
+    if (ctx.attr_int("antialias", 0) != 0) ctx.unsupported("Resize with antialias");
+    if (ctx.attr_string("keep_aspect_ratio_policy", "stretch") != "stretch")
+      ctx.unsupported("Resize with keep_aspect_ratio_policy other than stretch");
+    if (ctx.has_attr("axes")) ctx.unsupported("Resize with axes");
+  }
+  for (PrimExpr& d : out) d = graph::dim_expr(d);
+  return {ctx.emit("resize2d", {x, graph::ShapeExpr::make(out)}, attrs)};
+}
+
 }  // namespace
 
 void register_misc_transform_converters() {
+  register_converter("Resize", convert_resize);
+  register_converter("Upsample", convert_resize);
   register_converter("GatherElements", convert_gather_elements);
   register_converter("Trilu", convert_trilu);
   register_converter("OneHot", convert_one_hot);

@@ -41,6 +41,13 @@ struct Model {
     if (!scalar) t->add_dims(static_cast<int64_t>(values.size()));
     for (int64_t v : values) t->add_int64_data(v);
   }
+  void floats(const std::string& name, std::vector<float> values) {
+    TensorProto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(TensorProto::FLOAT);
+    t->add_dims(static_cast<int64_t>(values.size()));
+    for (float v : values) t->add_float_data(v);
+  }
   // The type of output `name` of the imported main function (the model's only output).
   std::string type_of(const std::string& name) {
     g->clear_output();
@@ -160,6 +167,22 @@ TEST(OnnxTransformConverters, ExpandTilePadConcatGather) {
   EXPECT_EQ(m.type_of("p"), "Tensor[(N + 3, 4), float32]");
   EXPECT_EQ(m.type_of("c"), "Tensor[(N * 2, 1), float32]");
   EXPECT_EQ(m.type_of("g"), "Tensor[(2, 3, 1), float32]");
+}
+
+TEST(OnnxTransformConverters, ResizeScalesSizesAndUpsample) {
+  Model m(13);
+  m.input("x", TensorProto::FLOAT, {"N", "3", "4", "5"});
+  m.floats("scales", {1, 1, 2, 0.5});
+  m.ints("sizes", {1, 3, 7, 9});
+  m.node("Resize", {"x", "", "scales"}, {"a"});
+  m.node("Resize", {"x", "", "", "sizes"}, {"b"});
+  EXPECT_EQ(m.type_of("a"), "Tensor[(N, 3, 8, 2), float32]");
+  EXPECT_EQ(m.type_of("b"), "Tensor[(N, 3, 7, 9), float32]");
+  Model old(9);
+  old.input("x", TensorProto::FLOAT, {"1", "3", "4", "N"});
+  old.floats("scales", {1, 1, 2, 3});
+  old.node("Upsample", {"x", "scales"}, {"u"});
+  EXPECT_EQ(old.type_of("u"), "Tensor[(1, 3, 8, N * 3), float32]");
 }
 
 }  // namespace

@@ -372,6 +372,7 @@ void register_transform_ops() {
   reg("one_hot", 2, 2, kInj, one_hot_type, "one_hot(indices, values[off, on]; depth, axis)");
   reg("depth_to_space", 1, 1, kInj, depth_to_space_type, "depth_to_space(data; blocksize, mode DCR|CRD)");
   reg("space_to_depth", 1, 1, kInj, space_to_depth_type, "space_to_depth(data; blocksize)");
+  register_resize_ops();
 }
 
 }  // namespace anvil::graph::ops

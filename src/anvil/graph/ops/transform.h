@@ -40,4 +40,7 @@ std::optional<ir::PrimExpr> exact_quotient(const std::vector<ir::PrimExpr>& num,
 // Both products provably differ: their factors cancel completely and the constants differ.
 bool products_differ(const std::vector<ir::PrimExpr>& a, const std::vector<ir::PrimExpr>& b);
 
+// resize2d (resize.cc), registered with the transform family.
+void register_resize_ops();
+
 }  // namespace anvil::graph::ops

@@ -1,0 +1,45 @@
+// resize2d(data NCHW, size: ShapeExpr [out_h, out_w]; attrs):
+//   mode "nearest" | "linear" | "cubic"; coordinate_transformation_mode "half_pixel" |
+//   "pytorch_half_pixel" | "align_corners" | "asymmetric" | "tf_half_pixel_for_nn";
+//   nearest_mode "round_prefer_floor" | "round_prefer_ceil" | "floor" | "ceil";
+//   cubic_coeff_a (-0.75), exclude_outside (0/1); scale_h, scale_w (floats: the ONNX scales when
+//   the model gave scales, whose coordinate mapping uses them rather than out/in; 0 = out/in).
+// The importer computes the output size (floor(in * scale) for scales). ONNX Resize / Upsample.
+#include "anvil/base/error.h"
+#include "anvil/graph/op_registry.h"
+#include "anvil/graph/ops/op_util.h"
+#include "anvil/graph/ops/transform.h"
+
+namespace anvil::graph::ops {
+namespace {
+
+bool one_of(const std::string& s, std::initializer_list<const char*> options) {
+  for (const char* o : options)
+    if (s == o) return true;
+  return false;
+}
+
+Type resize2d_type(const CallNode& call) {
+  const Type& t = tensor_arg(call, 0);
+  if (t.ndim() != 4) value_error("data has rank ", t.ndim(), ", expected 4 (NCHW)");
+  if (!t.dtype().is_float()) type_error("data has dtype ", t.dtype(), ", expected a float type");
+  const std::vector<PrimExpr>& size = shape_arg(call, 1);
+  if (size.size() != 2) value_error("size has ", size.size(), " values, expected 2 (out_h, out_w)");
+  std::string mode = get_string(call.attrs(), "mode", "nearest");
+  if (!one_of(mode, {"nearest", "linear", "cubic"})) value_error("mode '", mode, "', expected nearest, linear or cubic");
+  std::string ct = get_string(call.attrs(), "coordinate_transformation_mode", "half_pixel");
+  if (!one_of(ct, {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn"}))
+    value_error("coordinate_transformation_mode '", ct, "' is not supported");
+  std::string nm = get_string(call.attrs(), "nearest_mode", "round_prefer_floor");
+  if (!one_of(nm, {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"})) value_error("nearest_mode '", nm, "'");
+  return Type::tensor({t.shape()[0], t.shape()[1], size[0], size[1]}, t.dtype());
+}
+
+}  // namespace
+
+void register_resize_ops() {
+  register_op({"resize2d", 2, 2, OpPattern::kInjective, resize2d_type,
+               "resize2d(data NCHW, size; mode, coordinate_transformation_mode, ...): ONNX Resize"});
+}
+
+}  // namespace anvil::graph::ops
