@@ -46,6 +46,72 @@ ceil = _unary("ceil")
 round = _unary("round")  # noqa: A001 (TVM's name)
 abs = _unary("abs")  # noqa: A001 (TVM's name)
 fabs = abs
+sin = _unary("sin")
+cos = _unary("cos")
+tan = _unary("tan")
+asin = _unary("asin")
+acos = _unary("acos")
+atan = _unary("atan")
+sinh = _unary("sinh")
+cosh = _unary("cosh")
+asinh = _unary("asinh")
+acosh = _unary("acosh")
+atanh = _unary("atanh")
+log2 = _unary("log2")
+log10 = _unary("log10")
+trunc = _unary("trunc")
+# round is half to even already (TVM's nearbyint): one intrinsic, both names.
+nearbyint = round
+
+
+def _classify(name):
+    def fn(x):
+        return _te.call(name, [x])
+
+    fn.__name__ = name
+    fn.__doc__ = f"{name}(x): a bool expression (lanes of x), on float expressions."
+    return fn
+
+
+isnan = _classify("isnan")
+isinf = _classify("isinf")
+isfinite = _classify("isfinite")
+
+
+def copysign(x, y):
+    """|x| with the sign bit of y (float expressions)."""
+    return _te.call("copysign", [x, y])
+
+
+def bitwise_and(a, b):
+    """a & b on int/uint expressions."""
+    return _te.call("bitwise_and", [a, b])
+
+
+def bitwise_or(a, b):
+    """a | b on int/uint expressions."""
+    return _te.call("bitwise_or", [a, b])
+
+
+def bitwise_xor(a, b):
+    """a ^ b on int/uint expressions."""
+    return _te.call("bitwise_xor", [a, b])
+
+
+def bitwise_not(a):
+    """~a on an int/uint expression."""
+    return _te.call("bitwise_not", [a])
+
+
+def shift_left(x, k):
+    """x << k on int/uint expressions; k >= the bit width (or negative) gives 0."""
+    return _te.call("shift_left", [x, k])
+
+
+def shift_right(x, k):
+    """x >> k: arithmetic for int, logical for uint; k >= the bit width (or negative) gives 0,
+    or -1 for a negative int x."""
+    return _te.call("shift_right", [x, k])
 
 
 def power(x, y):

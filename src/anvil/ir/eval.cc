@@ -80,38 +80,6 @@ EvalScalar float_op(double a, double b) {
   return r;
 }
 
-double call_math(CallOp op, const std::vector<double>& x) {
-  switch (op) {
-    case CallOp::k_exp:
-      return std::exp(x[0]);
-    case CallOp::k_log:
-      return std::log(x[0]);
-    case CallOp::k_sqrt:
-      return std::sqrt(x[0]);
-    case CallOp::k_rsqrt:
-      return 1.0 / std::sqrt(x[0]);
-    case CallOp::k_tanh:
-      return std::tanh(x[0]);
-    case CallOp::k_erf:
-      return std::erf(x[0]);
-    case CallOp::k_sigmoid:
-      return 1.0 / (1.0 + std::exp(-x[0]));
-    case CallOp::k_pow:
-      return std::pow(x[0], x[1]);
-    case CallOp::k_floor:
-      return std::floor(x[0]);
-    case CallOp::k_ceil:
-      return std::ceil(x[0]);
-    case CallOp::k_round:
-      return std::nearbyint(x[0]);
-    case CallOp::k_abs:
-      return std::fabs(x[0]);
-    case CallOp::k_fma:
-      return std::fma(x[0], x[1], x[2]);
-  }
-  return 0;
-}
-
 }  // namespace
 
 int64_t wrap_int(int64_t v, DataType t) {
@@ -132,6 +100,73 @@ double round_float(double v, DataType t) {
     case 32: return static_cast<double>(static_cast<float>(v));
     default: return v;
   }
+}
+
+double intrinsic_float(CallOp op, const std::vector<double>& x) {
+  switch (op) {
+    case CallOp::k_exp: return std::exp(x[0]);
+    case CallOp::k_log: return std::log(x[0]);
+    case CallOp::k_sqrt: return std::sqrt(x[0]);
+    case CallOp::k_rsqrt: return 1.0 / std::sqrt(x[0]);
+    case CallOp::k_tanh: return std::tanh(x[0]);
+    case CallOp::k_erf: return std::erf(x[0]);
+    case CallOp::k_sigmoid: return 1.0 / (1.0 + std::exp(-x[0]));
+    case CallOp::k_pow: return std::pow(x[0], x[1]);
+    case CallOp::k_floor: return std::floor(x[0]);
+    case CallOp::k_ceil: return std::ceil(x[0]);
+    case CallOp::k_round: return std::nearbyint(x[0]);  // default rounding mode: half to even
+    case CallOp::k_abs: return std::fabs(x[0]);
+    case CallOp::k_fma: return std::fma(x[0], x[1], x[2]);
+    case CallOp::k_sin: return std::sin(x[0]);
+    case CallOp::k_cos: return std::cos(x[0]);
+    case CallOp::k_tan: return std::tan(x[0]);
+    case CallOp::k_asin: return std::asin(x[0]);
+    case CallOp::k_acos: return std::acos(x[0]);
+    case CallOp::k_atan: return std::atan(x[0]);
+    case CallOp::k_sinh: return std::sinh(x[0]);
+    case CallOp::k_cosh: return std::cosh(x[0]);
+    case CallOp::k_asinh: return std::asinh(x[0]);
+    case CallOp::k_acosh: return std::acosh(x[0]);
+    case CallOp::k_atanh: return std::atanh(x[0]);
+    case CallOp::k_log2: return std::log2(x[0]);
+    case CallOp::k_log10: return std::log10(x[0]);
+    case CallOp::k_trunc: return std::trunc(x[0]);
+    case CallOp::k_copysign: return std::copysign(x[0], x[1]);
+    default: break;
+  }
+  ANVIL_ICHECK(false, "intrinsic_float: ", call_op_name(op), " has no float result");
+  return 0;
+}
+
+bool intrinsic_test(CallOp op, double x) {
+  switch (op) {
+    case CallOp::k_isnan: return std::isnan(x);
+    case CallOp::k_isinf: return std::isinf(x);
+    case CallOp::k_isfinite: return std::isfinite(x);
+    default: break;
+  }
+  ANVIL_ICHECK(false, "intrinsic_test: ", call_op_name(op), " is not a classification");
+  return false;
+}
+
+int64_t intrinsic_int(CallOp op, const std::vector<int64_t>& x, DataType t) {
+  auto u = [&](size_t k) { return static_cast<uint64_t>(x[k]); };
+  auto bits = static_cast<uint64_t>(t.bits());
+  switch (op) {
+    case CallOp::k_abs: return wrap_int(x[0] < 0 ? static_cast<int64_t>(0 - u(0)) : x[0], t);
+    case CallOp::k_bitwise_and: return wrap_int(x[0] & x[1], t);
+    case CallOp::k_bitwise_or: return wrap_int(x[0] | x[1], t);
+    case CallOp::k_bitwise_xor: return wrap_int(x[0] ^ x[1], t);
+    case CallOp::k_bitwise_not: return wrap_int(~x[0], t);
+    case CallOp::k_shift_left: return u(1) >= bits ? 0 : wrap_int(static_cast<int64_t>(u(0) << u(1)), t);
+    case CallOp::k_shift_right:
+      // int lanes are held sign-extended, uint lanes zero-extended: >> on each is the right shift.
+      if (t.is_int()) return u(1) >= bits ? (x[0] < 0 ? -1 : 0) : x[0] >> u(1);
+      return u(1) >= bits ? 0 : static_cast<int64_t>(u(0) >> u(1));
+    default: break;
+  }
+  ANVIL_ICHECK(false, "intrinsic_int: ", call_op_name(op), " has no integer form");
+  return 0;
 }
 
 EvalValue EvalValue::of_int(int64_t v, DataType t) {
@@ -279,16 +314,22 @@ EvalValue Evaluator::eval(const PrimExpr& e) {
       auto* op = e.as<CallNode>();
       std::vector<EvalValue> args;
       for (const auto& a : op->args()) args.push_back(eval(a));
+      bool float_args = op->args()[0].dtype().is_float();
+      bool test = call_op_kind(op->op()) == IntrinsicKind::kFloatTest;
       for (int l = 0; l < n; ++l) {
         EvalScalar& r = out.lanes[static_cast<size_t>(l)];
-        if (!t.is_float()) {  // abs on integers
-          int64_t v = lane(args[0], l).i;
-          r.i = wrap_int(v < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(v)) : v, t);
+        if (!float_args) {  // bitwise ops, abs on integers
+          std::vector<int64_t> x;
+          for (const auto& a : args) x.push_back(lane(a, l).i);
+          r.i = intrinsic_int(op->op(), x, element_of(t));
           continue;
         }
         std::vector<double> x;
         for (const auto& a : args) x.push_back(lane(a, l).f);
-        r.f = round_float(call_math(op->op(), x), t);
+        if (test)
+          r.i = intrinsic_test(op->op(), x[0]);
+        else
+          r.f = round_float(intrinsic_float(op->op(), x), t);
       }
       return out;
     }

@@ -15,7 +15,8 @@
 //  - Cast float -> int truncates toward zero (ValueError when out of range or NaN); any -> bool
 //    is "!= 0".
 //  - Intrinsics follow <cmath>; round is round-half-to-even (numpy), sigmoid = 1 / (1 + exp(-x)),
-//    rsqrt = 1 / sqrt(x).
+//    rsqrt = 1 / sqrt(x); isnan/isinf/isfinite give bools; bitwise ops and shifts work on the
+//    integer bits as intrinsics.def says (an over-wide shift is 0 or -1, not an error).
 //  - Vectors evaluate lane by lane.
 #pragma once
 
@@ -80,5 +81,13 @@ int64_t wrap_int(int64_t v, DataType t);
 // v rounded to float dtype t's precision (float32, float16, bfloat16; float64 and non-floats
 // unchanged).
 double round_float(double v, DataType t);
+// One lane of an intrinsic (also the constant folder's definition):
+//   intrinsic_float: the float-result intrinsics (abs included) in double, not yet rounded;
+//   intrinsic_test:  isnan / isinf / isfinite;
+//   intrinsic_int:   abs and the bitwise intrinsics on lanes of integer dtype t (element type),
+//                    the result wrapped to t.
+double intrinsic_float(CallOp op, const std::vector<double>& x);
+bool intrinsic_test(CallOp op, double x);
+int64_t intrinsic_int(CallOp op, const std::vector<int64_t>& x, DataType t);
 
 }  // namespace anvil::ir

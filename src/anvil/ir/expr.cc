@@ -48,9 +48,10 @@ namespace {
 struct IntrinsicInfo {
   std::string_view name;
   int arity;
+  IntrinsicKind kind;
 };
 constexpr IntrinsicInfo kIntrinsics[] = {
-#define ANVIL_INTRINSIC(name, arity) {#name, arity},
+#define ANVIL_INTRINSIC(name, arity, kind) {#name, arity, IntrinsicKind::kind},
 #include "anvil/ir/intrinsics.def"
 #undef ANVIL_INTRINSIC
 };
@@ -58,6 +59,7 @@ constexpr IntrinsicInfo kIntrinsics[] = {
 
 std::string_view call_op_name(CallOp op) { return kIntrinsics[static_cast<int>(op)].name; }
 int call_op_arity(CallOp op) { return kIntrinsics[static_cast<int>(op)].arity; }
+IntrinsicKind call_op_kind(CallOp op) { return kIntrinsics[static_cast<int>(op)].kind; }
 std::optional<CallOp> parse_call_op(std::string_view name) {
   for (size_t i = 0; i < std::size(kIntrinsics); ++i)
     if (kIntrinsics[i].name == name) return static_cast<CallOp>(i);
@@ -238,11 +240,18 @@ PrimExpr CallNode::make(CallOp op, std::vector<PrimExpr> args) {
       type_error("Call ", name, ": argument dtypes differ (", dt(args[0]), " vs ", dt(args[i]), ")");
   }
   DataType t = args[0].dtype();
-  bool ok = op == CallOp::k_abs ? is_numeric(t) : t.is_float();
-  if (!ok)
-    type_error("Call ", name, ": arguments must be ", op == CallOp::k_abs ? "numeric" : "float", ", got ",
-               dtype_name(t));
-  return PrimExpr(new CallNode(t, op, std::move(args)));
+  IntrinsicKind kind = call_op_kind(op);
+  bool ok = kind == IntrinsicKind::kNumeric   ? is_numeric(t)
+            : kind == IntrinsicKind::kInteger ? is_integer(t)
+                                              : t.is_float();
+  if (!ok) {
+    const char* want = kind == IntrinsicKind::kNumeric   ? "int, uint or float"
+                       : kind == IntrinsicKind::kInteger ? "int or uint"
+                                                         : "float";
+    type_error("Call ", name, ": arguments must be ", want, ", got ", dtype_name(t));
+  }
+  DataType result = kind == IntrinsicKind::kFloatTest ? bool_type(t.lanes()) : t;
+  return PrimExpr(new CallNode(result, op, std::move(args)));
 }
 
 }  // namespace anvil::ir

@@ -30,12 +30,15 @@ std::string_view expr_kind_name(ExprKind kind);
 
 // The math intrinsics a Call may name (intrinsics.def).
 enum class CallOp : uint8_t {
-#define ANVIL_INTRINSIC(name, arity) k_##name,
+#define ANVIL_INTRINSIC(name, arity, kind) k_##name,
 #include "anvil/ir/intrinsics.def"
 #undef ANVIL_INTRINSIC
 };
+// Which dtypes an intrinsic takes and what it returns (intrinsics.def explains each).
+enum class IntrinsicKind : uint8_t { kFloat, kNumeric, kInteger, kFloatTest };
 std::string_view call_op_name(CallOp op);
 int call_op_arity(CallOp op);
+IntrinsicKind call_op_kind(CallOp op);
 std::optional<CallOp> parse_call_op(std::string_view name);
 
 class PrimExprNode : public Node {
@@ -272,8 +275,8 @@ class LetNode : public PrimExprNode {
   PrimExpr value_, body_;
 };
 
-// A math intrinsic applied lane-wise. Arity from intrinsics.def; all arguments share one dtype,
-// which is the result's; float arguments, except abs (any numeric type).
+// A math intrinsic applied lane-wise. Arity and dtype rules from intrinsics.def: all arguments
+// share one dtype, which is the result's, except the kFloatTest ones (isnan, ...: bool result).
 class CallNode : public PrimExprNode {
  public:
   static constexpr ExprKind kKind = ExprKind::kCall;

@@ -195,5 +195,29 @@ PrimExpr ceil(const PrimExpr& x) { return call(CallOp::k_ceil, {x}); }
 PrimExpr round(const PrimExpr& x) { return call(CallOp::k_round, {x}); }
 PrimExpr abs(const PrimExpr& x) { return call(CallOp::k_abs, {x}); }
 PrimExpr fma(const PrimExpr& a, const PrimExpr& b, const PrimExpr& c) { return call(CallOp::k_fma, {a, b, c}); }
+PrimExpr sin(const PrimExpr& x) { return call(CallOp::k_sin, {x}); }
+PrimExpr cos(const PrimExpr& x) { return call(CallOp::k_cos, {x}); }
+PrimExpr tan(const PrimExpr& x) { return call(CallOp::k_tan, {x}); }
+PrimExpr asin(const PrimExpr& x) { return call(CallOp::k_asin, {x}); }
+PrimExpr acos(const PrimExpr& x) { return call(CallOp::k_acos, {x}); }
+PrimExpr atan(const PrimExpr& x) { return call(CallOp::k_atan, {x}); }
+PrimExpr sinh(const PrimExpr& x) { return call(CallOp::k_sinh, {x}); }
+PrimExpr cosh(const PrimExpr& x) { return call(CallOp::k_cosh, {x}); }
+PrimExpr asinh(const PrimExpr& x) { return call(CallOp::k_asinh, {x}); }
+PrimExpr acosh(const PrimExpr& x) { return call(CallOp::k_acosh, {x}); }
+PrimExpr atanh(const PrimExpr& x) { return call(CallOp::k_atanh, {x}); }
+PrimExpr log2(const PrimExpr& x) { return call(CallOp::k_log2, {x}); }
+PrimExpr log10(const PrimExpr& x) { return call(CallOp::k_log10, {x}); }
+PrimExpr trunc(const PrimExpr& x) { return call(CallOp::k_trunc, {x}); }
+PrimExpr copysign(const PrimExpr& x, const PrimExpr& y) { return call(CallOp::k_copysign, {x, y}); }
+PrimExpr isnan(const PrimExpr& x) { return call(CallOp::k_isnan, {x}); }
+PrimExpr isinf(const PrimExpr& x) { return call(CallOp::k_isinf, {x}); }
+PrimExpr isfinite(const PrimExpr& x) { return call(CallOp::k_isfinite, {x}); }
+PrimExpr bitwise_and(const PrimExpr& a, const PrimExpr& b) { return call(CallOp::k_bitwise_and, {a, b}); }
+PrimExpr bitwise_or(const PrimExpr& a, const PrimExpr& b) { return call(CallOp::k_bitwise_or, {a, b}); }
+PrimExpr bitwise_xor(const PrimExpr& a, const PrimExpr& b) { return call(CallOp::k_bitwise_xor, {a, b}); }
+PrimExpr bitwise_not(const PrimExpr& a) { return call(CallOp::k_bitwise_not, {a}); }
+PrimExpr shift_left(const PrimExpr& x, const PrimExpr& k) { return call(CallOp::k_shift_left, {x, k}); }
+PrimExpr shift_right(const PrimExpr& x, const PrimExpr& k) { return call(CallOp::k_shift_right, {x, k}); }
 
 }  // namespace anvil::ir

@@ -79,7 +79,8 @@ PrimExpr broadcast(const PrimExpr& value, int lanes);
 PrimExpr let(const Var& var, const PrimExpr& value, const PrimExpr& body);
 
 // Math intrinsics (intrinsics.def): exp(x), pow(x, y), fma(a, b, c), ... Arguments are matched
-// by the rules above; integer arguments of the float-only intrinsics are a TypeError.
+// by the rules above; integer arguments of the float-only intrinsics, and float or bool ones of
+// the bitwise intrinsics, are a TypeError naming the intrinsic and the dtype.
 PrimExpr exp(const PrimExpr& x);
 PrimExpr log(const PrimExpr& x);
 PrimExpr sqrt(const PrimExpr& x);
@@ -93,6 +94,32 @@ PrimExpr ceil(const PrimExpr& x);
 PrimExpr round(const PrimExpr& x);
 PrimExpr abs(const PrimExpr& x);
 PrimExpr fma(const PrimExpr& a, const PrimExpr& b, const PrimExpr& c);
+PrimExpr sin(const PrimExpr& x);
+PrimExpr cos(const PrimExpr& x);
+PrimExpr tan(const PrimExpr& x);
+PrimExpr asin(const PrimExpr& x);
+PrimExpr acos(const PrimExpr& x);
+PrimExpr atan(const PrimExpr& x);
+PrimExpr sinh(const PrimExpr& x);
+PrimExpr cosh(const PrimExpr& x);
+PrimExpr asinh(const PrimExpr& x);
+PrimExpr acosh(const PrimExpr& x);
+PrimExpr atanh(const PrimExpr& x);
+PrimExpr log2(const PrimExpr& x);
+PrimExpr log10(const PrimExpr& x);
+PrimExpr trunc(const PrimExpr& x);
+PrimExpr copysign(const PrimExpr& x, const PrimExpr& y);
+// Float classification: bool results (lanes of x).
+PrimExpr isnan(const PrimExpr& x);
+PrimExpr isinf(const PrimExpr& x);
+PrimExpr isfinite(const PrimExpr& x);
+// Bitwise ops on int/uint (shift semantics in intrinsics.def).
+PrimExpr bitwise_and(const PrimExpr& a, const PrimExpr& b);
+PrimExpr bitwise_or(const PrimExpr& a, const PrimExpr& b);
+PrimExpr bitwise_xor(const PrimExpr& a, const PrimExpr& b);
+PrimExpr bitwise_not(const PrimExpr& a);
+PrimExpr shift_left(const PrimExpr& x, const PrimExpr& k);
+PrimExpr shift_right(const PrimExpr& x, const PrimExpr& k);
 // Any intrinsic by op, arguments matched as above.
 PrimExpr call(CallOp op, std::vector<PrimExpr> args);
 

@@ -238,15 +238,59 @@ class CodeGenC {
     throw_error(ErrorKind::kInternal, "c codegen: not a binary kind");
   }
 
+  // The kInteger intrinsics on int/uint type t. Shifts spell out the over-wide result
+  // (intrinsics.def) and shift left in the unsigned type: neither is undefined behaviour in C.
+  std::string bitwise(ir::CallOp op, const std::vector<std::string>& a, DataType t) {
+    std::string ct = "(" + type_of(t) + ")", ut = "(uint" + std::to_string(t.bits()) + "_t)";
+    std::string wide = "((uint64_t)" + (a.size() > 1 ? a[1] : "0") + " >= " + std::to_string(t.bits()) + "u)";
+    switch (op) {
+      case ir::CallOp::k_bitwise_and: return "(" + ct + "(" + a[0] + " & " + a[1] + "))";
+      case ir::CallOp::k_bitwise_or: return "(" + ct + "(" + a[0] + " | " + a[1] + "))";
+      case ir::CallOp::k_bitwise_xor: return "(" + ct + "(" + a[0] + " ^ " + a[1] + "))";
+      case ir::CallOp::k_bitwise_not: return "(" + ct + "~" + a[0] + ")";
+      case ir::CallOp::k_shift_left: return "(" + wide + " ? " + ct + "0 : " + ct + "(" + ut + a[0] + " << " + a[1] + "))";
+      case ir::CallOp::k_shift_right:
+        if (t.is_int())  // >> of a negative value is arithmetic in GCC and Clang (C99: implementation-defined)
+          return "(" + wide + " ? " + ct + "(" + a[0] + " < 0 ? -1 : 0) : " + ct + "(" + a[0] + " >> " + a[1] + "))";
+        return "(" + wide + " ? " + ct + "0 : " + ct + "(" + a[0] + " >> " + a[1] + "))";
+      default: break;
+    }
+    not_implemented_error("c codegen: ", func_, ": ", ir::call_op_name(op), " on ", ir::dtype_name(t));
+  }
+
   std::string call(const ir::CallNode* op, int lane) {
-    DataType t = ir::element_of(op->dtype());
+    DataType t = ir::element_of(op->args()[0].dtype());  // the result's, except for isnan & co (bool)
     std::vector<std::string> a;
     for (const auto& x : op->args()) a.push_back(expr(x, lane));
     if (op->op() == ir::CallOp::k_abs && !t.is_float()) return t.is_uint() ? a[0] : "(" + a[0] + " < 0 ? -" + a[0] + " : " + a[0] + ")";
+    if (ir::call_op_kind(op->op()) == ir::IntrinsicKind::kInteger) return bitwise(op->op(), a, t);
     if (!t.is_float() || (t.bits() != 32 && t.bits() != 64))
-      not_implemented_error("c codegen: ", func_, ": ", ir::call_op_name(op->op()), " on ", ir::dtype_name(op->dtype()));
+      not_implemented_error("c codegen: ", func_, ": ", ir::call_op_name(op->op()), " on ", ir::dtype_name(t));
     std::string f = t.bits() == 32 ? "f" : "";
     std::string one = t.bits() == 32 ? "1.0f" : "1.0";
+    // <math.h> functions named like the intrinsic ("f" for float32) and the C99 classification macros.
+    auto fn = [&](const char* name) { return name + f + "(" + a[0] + ")"; };
+    switch (op->op()) {
+      case ir::CallOp::k_sin: return fn("sin");
+      case ir::CallOp::k_cos: return fn("cos");
+      case ir::CallOp::k_tan: return fn("tan");
+      case ir::CallOp::k_asin: return fn("asin");
+      case ir::CallOp::k_acos: return fn("acos");
+      case ir::CallOp::k_atan: return fn("atan");
+      case ir::CallOp::k_sinh: return fn("sinh");
+      case ir::CallOp::k_cosh: return fn("cosh");
+      case ir::CallOp::k_asinh: return fn("asinh");
+      case ir::CallOp::k_acosh: return fn("acosh");
+      case ir::CallOp::k_atanh: return fn("atanh");
+      case ir::CallOp::k_log2: return fn("log2");
+      case ir::CallOp::k_log10: return fn("log10");
+      case ir::CallOp::k_trunc: return fn("trunc");
+      case ir::CallOp::k_copysign: return "copysign" + f + "(" + a[0] + ", " + a[1] + ")";
+      case ir::CallOp::k_isnan: return "(isnan(" + a[0] + ") != 0)";
+      case ir::CallOp::k_isinf: return "(isinf(" + a[0] + ") != 0)";
+      case ir::CallOp::k_isfinite: return "(isfinite(" + a[0] + ") != 0)";
+      default: break;
+    }
     switch (op->op()) {
       case ir::CallOp::k_exp: return "exp" + f + "(" + a[0] + ")";
       case ir::CallOp::k_log: return "log" + f + "(" + a[0] + ")";
@@ -261,8 +305,9 @@ class CodeGenC {
       case ir::CallOp::k_round: return "nearbyint" + f + "(" + a[0] + ")";
       case ir::CallOp::k_abs: return "fabs" + f + "(" + a[0] + ")";
       case ir::CallOp::k_fma: return "fma" + f + "(" + a[0] + ", " + a[1] + ", " + a[2] + ")";
+      default: break;
     }
-    throw_error(ErrorKind::kInternal, "c codegen: unknown intrinsic");
+    throw_error(ErrorKind::kInternal, "c codegen: unknown intrinsic ", ir::call_op_name(op->op()));
   }
 
   // ---- statements

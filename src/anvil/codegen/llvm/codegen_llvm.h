@@ -28,7 +28,8 @@
 // What is emitted (see the implementation files for details): real LLVM vector types for vector
 // dtypes (Ramp with stride 1 -> one vector load/store, other vector indices -> gather/scatter,
 // Broadcast -> splat); exp, tanh, erf, sigmoid as inline polynomial code for float32 scalars and
-// vectors (so vector loops stay vector), other math as LLVM intrinsics; fast-math flags on float
+// vectors (so vector loops stay vector), other math as LLVM intrinsics or per-lane libm calls
+// (codegen_llvm_math.cc says which); fast-math flags on float
 // operations when the target has -fast-math; serial/unrolled loops (unrolled: llvm.loop.unroll
 // metadata), leftover vectorized loops as serial; parallel loops outlined into an
 // AnvilParallelLambda and run through parallel_launch; Allocate on the stack when small and

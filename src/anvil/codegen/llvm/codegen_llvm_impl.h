@@ -122,6 +122,9 @@ class CodeGenLLVM {
   bool in_index_ = false;
   llvm::Value* math_unary_f32(ir::CallOp op, llvm::Value* x);
   llvm::Value* per_lane_libm(const char* name, llvm::Value* x, ir::DataType t);
+  llvm::Value* libm_unary(const char* name, llvm::Value* x, ir::DataType t);
+  llvm::Value* float_class(ir::CallOp op, llvm::Value* x, ir::DataType t);
+  llvm::Value* call_bitwise(ir::CallOp op, const std::vector<llvm::Value*>& args, ir::DataType t);
 };
 
 // Names of AnvilValue kinds, for messages ("int", "tensor", ...).

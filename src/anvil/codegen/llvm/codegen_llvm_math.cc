@@ -1,8 +1,13 @@
 // TIR -> LLVM: math intrinsics. exp, tanh, erf and sigmoid on float32 (scalars and vectors;
 // float16 goes through float32) are emitted inline as branch-free polynomial code, so a vector
 // loop stays a vector loop (no scalar libm calls); float64 uses llvm.exp and per-lane libm calls
-// for tanh/erf. log, sqrt, floor, ceil, round (to even), abs, fma, pow are LLVM intrinsics;
-// rsqrt is 1 / sqrt.
+// for tanh/erf. log, log2, log10, sin, cos, sqrt, floor, ceil, trunc, round (to even), abs,
+// copysign, fma, pow are LLVM intrinsics (sin, cos, log2, log10 and pow on vectors become one
+// libm call per lane in LLVM's back end: correct, not fast); rsqrt is 1 / sqrt. tan, asin, acos,
+// atan, sinh, cosh, asinh, acosh, atanh have no LLVM 16 intrinsic: one libm call per lane
+// (tanf/tan..., float16 through float32). isnan/isinf/isfinite test the bits as integers, so
+// fast-math (which assumes no NaN/inf) cannot fold them away. Bitwise ops are and/or/xor/not;
+// shifts select the over-wide result (intrinsics.def) instead of LLVM's poison.
 //
 //   exp(x):  x clamped to [-104, 89]; n = floor(x log2(e) + 1/2); r = x - n ln2 (two-part ln2);
 //            e^r by Cephes' degree-7 polynomial; 2^n applied as 2^(n>>1) * 2^(n - (n>>1)) so
@@ -115,8 +120,56 @@ llvm::Value* CodeGenLLVM::per_lane_libm(const char* name, llvm::Value* x, DataTy
   return out;
 }
 
+// The libm function `name` (double; "f" appended for float32) per lane; float16 through float32.
+llvm::Value* CodeGenLLVM::libm_unary(const char* name, llvm::Value* x, DataType t) {
+  if (t.bits() == 16) {
+    DataType f = ir::with_lanes(DataType::float32(), t.lanes());
+    return b_.CreateFPTrunc(libm_unary(name, b_.CreateFPExt(x, value_type(f)), f), x->getType());
+  }
+  std::string fn = t.bits() == 32 ? std::string(name) + "f" : std::string(name);
+  return per_lane_libm(fn.c_str(), x, t);
+}
+
+// isnan/isinf/isfinite of float x (dtype t) on its bits: |bits| against the exponent mask.
+llvm::Value* CodeGenLLVM::float_class(CallOp op, llvm::Value* x, DataType t) {
+  int bits = t.bits();
+  llvm::Type* it = value_type(DataType(DataType::kInt, static_cast<uint8_t>(bits), static_cast<uint16_t>(t.lanes())));
+  uint64_t sign = uint64_t{1} << (bits - 1);
+  uint64_t inf = bits == 16 ? 0x7c00 : bits == 32 ? 0x7f800000 : 0x7ff0000000000000;
+  llvm::Value* a = b_.CreateAnd(b_.CreateBitCast(x, it), llvm::ConstantInt::get(it, sign - 1));
+  llvm::Value* e = llvm::ConstantInt::get(it, inf);
+  if (op == CallOp::k_isnan) return b_.CreateICmpUGT(a, e);
+  if (op == CallOp::k_isinf) return b_.CreateICmpEQ(a, e);
+  return b_.CreateICmpULT(a, e);
+}
+
+// The kInteger intrinsics on values of int/uint dtype t.
+llvm::Value* CodeGenLLVM::call_bitwise(CallOp op, const std::vector<llvm::Value*>& a, DataType t) {
+  switch (op) {
+    case CallOp::k_bitwise_and: return b_.CreateAnd(a[0], a[1]);
+    case CallOp::k_bitwise_or: return b_.CreateOr(a[0], a[1]);
+    case CallOp::k_bitwise_xor: return b_.CreateXor(a[0], a[1]);
+    case CallOp::k_bitwise_not: return b_.CreateNot(a[0]);
+    case CallOp::k_shift_left:
+    case CallOp::k_shift_right: {
+      // An amount >= bits (unsigned compare: negative ones too) is poison in LLVM; select the
+      // defined result instead (a select never yields its unchosen operand's poison).
+      llvm::Type* ty = a[0]->getType();
+      llvm::Value* wide = b_.CreateICmpUGE(a[1], int_const(ty, t.bits()));
+      llvm::Value* shifted = op == CallOp::k_shift_left ? b_.CreateShl(a[0], a[1])
+                             : t.is_int()                ? b_.CreateAShr(a[0], a[1])
+                                                         : b_.CreateLShr(a[0], a[1]);
+      llvm::Value* over = op == CallOp::k_shift_right && t.is_int() ? b_.CreateAShr(a[0], int_const(ty, t.bits() - 1))
+                                                                    : int_const(ty, 0);
+      return b_.CreateSelect(wide, over, shifted);
+    }
+    default: break;
+  }
+  not_implemented_error("llvm codegen: ", func_name_, ": ", ir::call_op_name(op), " on ", ir::dtype_name(t));
+}
+
 llvm::Value* CodeGenLLVM::call_math(const ir::CallNode* op) {
-  DataType t = op->dtype();
+  DataType t = op->args()[0].dtype();  // the result's, except for isnan & co (bool)
   std::vector<llvm::Value*> args;
   for (const auto& a : op->args()) args.push_back(expr(a));
   llvm::Value* x = args[0];
@@ -126,7 +179,9 @@ llvm::Value* CodeGenLLVM::call_math(const ir::CallNode* op) {
     if (t.is_uint()) return x;
     return b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x, b_.getFalse());
   }
+  if (ir::call_op_kind(k) == ir::IntrinsicKind::kInteger) return call_bitwise(k, args, t);
   if (!t.is_float()) not_implemented_error("llvm codegen: ", func_name_, ": ", ir::call_op_name(k), " on ", ir::dtype_name(t));
+  if (ir::call_op_kind(k) == ir::IntrinsicKind::kFloatTest) return float_class(k, x, t);
   if (k == CallOp::k_exp || k == CallOp::k_tanh || k == CallOp::k_erf || k == CallOp::k_sigmoid) {
     if (t.bits() == 32) return math_unary_f32(k, x);
     if (t.bits() == 16) {
@@ -154,6 +209,21 @@ llvm::Value* CodeGenLLVM::call_math(const ir::CallNode* op) {
     case CallOp::k_round: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, x);
     case CallOp::k_pow: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, x, args[1]);
     case CallOp::k_fma: return b_.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {x, args[1], args[2]});
+    case CallOp::k_sin: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sin, x);
+    case CallOp::k_cos: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::cos, x);
+    case CallOp::k_log2: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::log2, x);
+    case CallOp::k_log10: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::log10, x);
+    case CallOp::k_trunc: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, x);
+    case CallOp::k_copysign: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, x, args[1]);
+    case CallOp::k_tan: return libm_unary("tan", x, t);
+    case CallOp::k_asin: return libm_unary("asin", x, t);
+    case CallOp::k_acos: return libm_unary("acos", x, t);
+    case CallOp::k_atan: return libm_unary("atan", x, t);
+    case CallOp::k_sinh: return libm_unary("sinh", x, t);
+    case CallOp::k_cosh: return libm_unary("cosh", x, t);
+    case CallOp::k_asinh: return libm_unary("asinh", x, t);
+    case CallOp::k_acosh: return libm_unary("acosh", x, t);
+    case CallOp::k_atanh: return libm_unary("atanh", x, t);
     default: break;
   }
   not_implemented_error("llvm codegen: ", func_name_, ": intrinsic ", ir::call_op_name(k));
