@@ -1,8 +1,258 @@
-// Operators of the nn family (filled in by its owner).
+// Operators of the nn family: type inference (families.md, "nn").
+//
+//   nn.conv2d(data NCHW, weight OIHW; strides[2], padding[4] top,left,bottom,right, dilation[2], groups)
+//   nn.conv2d_transpose(data, weight IOHW; strides, padding[4], output_padding[2], dilation, groups)
+//   nn.dense(data [..., K], weight [N, K]) -> [..., N]        matmul(a, b): numpy semantics
+//   nn.batch_norm(data, gamma, beta, mean, var; epsilon, axis)  nn.layer_norm(data, gamma[, beta]; axis, epsilon)
+//   nn.group_norm(data, gamma[, beta]; num_groups, epsilon)  nn.instance_norm(data, gamma[, beta]; epsilon)
+//   nn.rms_norm(data, gamma; axis, epsilon)  nn.lrn(data; size, alpha, beta, bias)
+//   nn.max_pool2d / nn.avg_pool2d(data; pool_size, strides, padding[4], dilation, ceil_mode, count_include_pad)
+//   nn.global_avg_pool2d / nn.global_max_pool2d(data) -> N, C, 1, 1   nn.softmax / nn.log_softmax(data; axis)
+//
+// Channel and spatial dims may be symbolic where the arithmetic allows it (the output size is
+// then an expression); checks between two constants are made, symbolic ones are promised.
+#include <optional>
+
+#include "anvil/arith/simplify.h"
+#include "anvil/base/error.h"
+#include "anvil/graph/op_registry.h"
 #include "anvil/graph/ops/ops.h"
+#include "anvil/graph/ops/op_util.h"
+#include "anvil/ir/expr_ops.h"
+#include "anvil/ir/printer.h"
 
 namespace anvil::graph::ops {
+namespace {
 
-void register_nn_ops() {}
+std::optional<int64_t> cint(const PrimExpr& e) { return ir::as_const_int(e); }
+
+const Type& float_arg(const CallNode& call, size_t i, int ndim = -1) {
+  const Type& t = tensor_arg(call, i);
+  if (!t.dtype().is_float()) type_error("argument ", i, " has dtype ", t.dtype(), ", expected a float type");
+  if (ndim >= 0 && t.ndim() != ndim)
+    value_error("argument ", i, " is ", to_string(t), ", expected rank ", ndim);
+  return t;
+}
+
+std::vector<int64_t> ints_n(const Attrs& a, const std::string& name, size_t n, const std::vector<int64_t>& fallback) {
+  std::vector<int64_t> v = get_ints(a, name, fallback);
+  if (v.size() != n) value_error("attribute '", name, "' has ", v.size(), " values, expected ", n);
+  return v;
+}
+
+struct Window2d {
+  std::vector<int64_t> strides, padding, dilation;
+};
+
+Window2d window_attrs(const Attrs& a) {
+  Window2d w{ints_n(a, "strides", 2, {1, 1}), ints_n(a, "padding", 4, {0, 0, 0, 0}), ints_n(a, "dilation", 2, {1, 1})};
+  for (int i = 0; i < 2; ++i)
+    if (w.strides[i] <= 0 || w.dilation[i] <= 0)
+      value_error("strides and dilation must be positive, got strides [", w.strides[0], ", ", w.strides[1],
+                  "] dilation [", w.dilation[0], ", ", w.dilation[1], "]");
+  for (int64_t p : w.padding)
+    if (p < 0) value_error("padding must be non-negative, got ", p);
+  return w;
+}
+
+// (in + pads - dilation*(k-1) - 1) / stride + 1, rounded down or (ceil_mode) up, with the
+// ceil_mode rule that the last window starts inside the input or its leading padding.
+PrimExpr window_out(const PrimExpr& in, int64_t k, int64_t s, int64_t pad_lo, int64_t pad_hi, int64_t d,
+                    bool ceil_mode, const char* what) {
+  const int64_t span = d * (k - 1) + 1;
+  if (auto c = cint(in)) {
+    int64_t room = *c + pad_lo + pad_hi - span;
+    if (room < 0) value_error(what, " window of ", span, " does not fit the padded input of ", *c + pad_lo + pad_hi);
+    int64_t out = (ceil_mode ? (room + s - 1) / s : room / s) + 1;
+    if (ceil_mode && (out - 1) * s >= *c + pad_lo) --out;
+    return dim_expr(out);
+  }
+  PrimExpr room = in + static_cast<int>(pad_lo + pad_hi - span);
+  if (ceil_mode) room = room + static_cast<int>(s - 1);  // symbolic: the start rule is promised
+  return arith::simplify(ir::floordiv(room, static_cast<int>(s)) + 1);
+}
+
+void check_equal(const PrimExpr& a, const PrimExpr& b, const std::string& what) {
+  auto ca = cint(a), cb = cint(b);
+  if (ca && cb && *ca != *cb) value_error(what, ": ", *ca, " != ", *cb);
+}
+
+Type infer_conv2d(const CallNode& call) {
+  const Type& x = float_arg(call, 0, 4);
+  const Type& w = float_arg(call, 1, 4);
+  check_same_dtype(call, 0, 1);
+  Window2d win = window_attrs(call.attrs());
+  int64_t groups = get_int(call.attrs(), "groups", 1);
+  if (groups <= 0) value_error("groups must be positive, got ", groups);
+  auto kh = cint(w.dim(2)), kw = cint(w.dim(3)), oc = cint(w.dim(0));
+  if (!kh || !kw) value_error("weight ", to_string(w), " must have a static kernel size");
+  if (oc && *oc % groups != 0) value_error("output channels ", *oc, " are not divisible by groups ", groups);
+  check_equal(x.dim(1), arith::simplify(w.dim(1) * static_cast<int>(groups)),
+              "input channels differ from weight in-channels x groups");
+  PrimExpr oh = window_out(x.dim(2), *kh, win.strides[0], win.padding[0], win.padding[2], win.dilation[0], false, "conv2d");
+  PrimExpr ow = window_out(x.dim(3), *kw, win.strides[1], win.padding[1], win.padding[3], win.dilation[1], false, "conv2d");
+  return Type::tensor({x.dim(0), w.dim(0), oh, ow}, x.dtype());
+}
+
+Type infer_conv2d_transpose(const CallNode& call) {
+  const Type& x = float_arg(call, 0, 4);
+  const Type& w = float_arg(call, 1, 4);
+  check_same_dtype(call, 0, 1);
+  Window2d win = window_attrs(call.attrs());
+  std::vector<int64_t> opad = ints_n(call.attrs(), "output_padding", 2, {0, 0});
+  int64_t groups = get_int(call.attrs(), "groups", 1);
+  if (groups <= 0) value_error("groups must be positive, got ", groups);
+  auto kh = cint(w.dim(2)), kw = cint(w.dim(3));
+  if (!kh || !kw) value_error("weight ", to_string(w), " must have a static kernel size");
+  check_equal(x.dim(1), w.dim(0), "input channels differ from the weight's first dim");
+  std::vector<PrimExpr> out = {x.dim(0), arith::simplify(w.dim(1) * static_cast<int>(groups))};
+  int64_t k[2] = {*kh, *kw};
+  for (int i = 0; i < 2; ++i) {
+    int64_t extra = win.dilation[i] * (k[i] - 1) + opad[i] + 1 - win.padding[i] - win.padding[i + 2];
+    PrimExpr o = arith::simplify((x.dim(2 + i) - 1) * static_cast<int>(win.strides[i]) + static_cast<int>(extra));
+    if (auto c = cint(o); c && *c <= 0) value_error("conv2d_transpose output size ", *c, " is not positive");
+    out.push_back(o);
+  }
+  return Type::tensor(out, x.dtype());
+}
+
+Type infer_dense(const CallNode& call) {
+  const Type& x = float_arg(call, 0);
+  const Type& w = float_arg(call, 1, 2);
+  check_same_dtype(call, 0, 1);
+  if (x.ndim() < 1) value_error("data ", to_string(x), " must have rank >= 1");
+  check_equal(x.dim(-1), w.dim(1), "data's last dim differs from the weight's K (weight is [N, K])");
+  std::vector<PrimExpr> out = x.shape();
+  out.back() = w.dim(0);
+  return Type::tensor(out, x.dtype());
+}
+
+Type infer_matmul(const CallNode& call) {
+  const Type& a = tensor_arg(call, 0);
+  const Type& b = tensor_arg(call, 1);
+  check_same_dtype(call, 0, 1);
+  if (a.ndim() < 1 || b.ndim() < 1) value_error("operands must have rank >= 1, got ", to_string(a), " and ", to_string(b));
+  std::vector<PrimExpr> as = a.shape(), bs = b.shape();
+  bool a1 = as.size() == 1, b1 = bs.size() == 1;
+  if (a1) as.insert(as.begin(), ir::int_imm(1));
+  if (b1) bs.push_back(ir::int_imm(1));
+  check_equal(as.back(), bs[bs.size() - 2], "inner dimensions differ");
+  std::vector<PrimExpr> ba(as.begin(), as.end() - 2), bb(bs.begin(), bs.end() - 2);
+  std::vector<PrimExpr> out = broadcast_shapes(ba, bb);
+  if (!a1) out.push_back(as[as.size() - 2]);
+  if (!b1) out.push_back(bs.back());
+  return Type::tensor(out, a.dtype());
+}
+
+// Arguments 1.. are per-channel vectors of `channels` elements (rank 1).
+void check_vectors(const CallNode& call, size_t first, const PrimExpr& channels) {
+  for (size_t i = first; i < call.args().size(); ++i) {
+    const Type& t = float_arg(call, i);
+    check_same_dtype(call, 0, i);
+    if (t.ndim() != 1) value_error("argument ", i, " is ", to_string(t), ", expected a vector");
+    check_equal(t.dim(0), channels, "argument " + std::to_string(i) + " has the wrong length");
+  }
+}
+
+Type infer_batch_norm(const CallNode& call) {
+  const Type& x = float_arg(call, 0);
+  int axis = normalize_axis(get_int(call.attrs(), "axis", 1), x.ndim());
+  check_vectors(call, 1, x.dim(axis));
+  return x;
+}
+
+// gamma/beta span the normalised trailing dims (layer_norm, rms_norm): shapes equal to them
+// or broadcastable to them.
+void check_trailing(const CallNode& call, size_t first, const Type& x, int axis) {
+  std::vector<PrimExpr> tail(x.shape().begin() + axis, x.shape().end());
+  for (size_t i = first; i < call.args().size(); ++i) {
+    const Type& t = float_arg(call, i);
+    check_same_dtype(call, 0, i);
+    if (t.ndim() > static_cast<int>(tail.size()))
+      value_error("argument ", i, " is ", to_string(t), ", expected at most rank ", tail.size());
+    broadcast_shapes(tail, t.shape());
+  }
+}
+
+Type infer_layer_norm(const CallNode& call) {
+  const Type& x = float_arg(call, 0);
+  int axis = normalize_axis(get_int(call.attrs(), "axis", -1), x.ndim());
+  check_trailing(call, 1, x, axis);
+  return x;
+}
+
+Type infer_group_norm(const CallNode& call) {
+  const Type& x = float_arg(call, 0);
+  if (x.ndim() < 2) value_error("data ", to_string(x), " must have rank >= 2 (N, C, ...)");
+  int64_t g = get_int(call.attrs(), "num_groups");
+  if (g <= 0) value_error("num_groups must be positive, got ", g);
+  if (auto c = cint(x.dim(1)); c && *c % g != 0) value_error("channels ", *c, " are not divisible by num_groups ", g);
+  check_vectors(call, 1, x.dim(1));
+  return x;
+}
+
+Type infer_instance_norm(const CallNode& call) {
+  const Type& x = float_arg(call, 0);
+  if (x.ndim() < 3) value_error("data ", to_string(x), " must have rank >= 3 (N, C, spatial...)");
+  check_vectors(call, 1, x.dim(1));
+  return x;
+}
+
+Type infer_lrn(const CallNode& call) {
+  const Type& x = float_arg(call, 0);
+  if (x.ndim() < 3) value_error("data ", to_string(x), " must have rank >= 3 (N, C, spatial...)");
+  if (get_int(call.attrs(), "size") <= 0) value_error("size must be positive");
+  return x;
+}
+
+Type infer_pool2d(const CallNode& call) {
+  const Type& x = float_arg(call, 0, 4);
+  Window2d win = window_attrs(call.attrs());
+  std::vector<int64_t> k = ints_n(call.attrs(), "pool_size", 2, {});
+  if (k[0] <= 0 || k[1] <= 0) value_error("pool_size must be positive");
+  bool ceil_mode = get_int(call.attrs(), "ceil_mode", 0) != 0;
+  PrimExpr oh = window_out(x.dim(2), k[0], win.strides[0], win.padding[0], win.padding[2], win.dilation[0], ceil_mode, "pool");
+  PrimExpr ow = window_out(x.dim(3), k[1], win.strides[1], win.padding[1], win.padding[3], win.dilation[1], ceil_mode, "pool");
+  return Type::tensor({x.dim(0), x.dim(1), oh, ow}, x.dtype());
+}
+
+Type infer_global_pool2d(const CallNode& call) {
+  const Type& x = float_arg(call, 0, 4);
+  return Type::tensor({x.dim(0), x.dim(1), ir::int_imm(1), ir::int_imm(1)}, x.dtype());
+}
+
+Type infer_softmax(const CallNode& call) {
+  const Type& x = float_arg(call, 0);
+  if (x.ndim() < 1) value_error("data ", to_string(x), " must have rank >= 1");
+  normalize_axis(get_int(call.attrs(), "axis", -1), x.ndim());
+  return x;
+}
+
+void reg(const char* name, int min_args, int max_args, OpPattern p, Type (*f)(const CallNode&), const char* summary) {
+  register_op({name, min_args, max_args, p, f, summary});
+}
+
+}  // namespace
+
+void register_nn_ops() {
+  using P = OpPattern;
+  reg("nn.conv2d", 2, 2, P::kOutEWiseFusable, infer_conv2d, "2-d convolution, NCHW data, OIHW weight");
+  reg("nn.conv2d_transpose", 2, 2, P::kOutEWiseFusable, infer_conv2d_transpose,
+      "2-d transposed convolution, NCHW data, IOHW weight");
+  reg("nn.dense", 2, 2, P::kOutEWiseFusable, infer_dense, "data [..., K] times weight [N, K] transposed");
+  reg("matmul", 2, 2, P::kOutEWiseFusable, infer_matmul, "numpy matmul (1-d promotion, batch broadcasting)");
+  reg("nn.batch_norm", 5, 5, P::kBroadcast, infer_batch_norm, "inference batch norm (gamma, beta, mean, var)");
+  reg("nn.layer_norm", 2, 3, P::kCommReduce, infer_layer_norm, "layer norm over axis..end");
+  reg("nn.group_norm", 2, 3, P::kCommReduce, infer_group_norm, "group norm over (C / groups, spatial)");
+  reg("nn.instance_norm", 2, 3, P::kCommReduce, infer_instance_norm, "instance norm over the spatial dims");
+  reg("nn.rms_norm", 2, 2, P::kCommReduce, infer_layer_norm, "RMS norm over axis..end");
+  reg("nn.lrn", 1, 1, P::kOpaque, infer_lrn, "local response normalisation across channels");
+  reg("nn.max_pool2d", 1, 1, P::kOutEWiseFusable, infer_pool2d, "2-d max pooling, NCHW");
+  reg("nn.avg_pool2d", 1, 1, P::kOutEWiseFusable, infer_pool2d, "2-d average pooling, NCHW");
+  reg("nn.global_avg_pool2d", 1, 1, P::kCommReduce, infer_global_pool2d, "mean over H, W (NCHW -> N, C, 1, 1)");
+  reg("nn.global_max_pool2d", 1, 1, P::kCommReduce, infer_global_pool2d, "max over H, W (NCHW -> N, C, 1, 1)");
+  reg("nn.softmax", 1, 1, P::kOpaque, infer_softmax, "softmax along axis (max subtracted)");
+  reg("nn.log_softmax", 1, 1, P::kOpaque, infer_softmax, "log softmax along axis (max subtracted)");
+}
 
 }  // namespace anvil::graph::ops

@@ -50,6 +50,18 @@ int conv2d_rows_per_task(const Conv2dShape& shape, const Conv2dSchedule& config)
   return int(rows_per_task_of(rows, config.rows_per_task));
 }
 
+int64_t conv2d_rows_per_task_for(int64_t rows, int64_t reduction) {
+  if (reduction <= kConv2dShortReduction) return 1;
+  return rows_per_task_of(rows, 0);
+}
+
+int conv2d_ow_block_for(int ow, int max_ow_block) {
+  const int max_block = std::max(1, max_ow_block);
+  for (int b = std::min(max_block, ow); b > 1; --b)
+    if (ow % b == 0) return b;
+  return std::min(max_block, ow);
+}
+
 Conv2dSchedule conv2d_x86_config(const Conv2dShape& shape, const Target& target) {
   const int lanes = vector_lanes_of(target);
   Conv2dSchedule config;

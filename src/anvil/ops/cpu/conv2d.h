@@ -102,5 +102,9 @@ inline constexpr int kConv2dMaxTasks = 16;
 // thread when there are more than 64 rows.
 inline constexpr int kConv2dShortReduction = 128;
 int conv2d_rows_per_task(const Conv2dShape& shape, const Conv2dSchedule& config);
+// The same rule for `rows` output rows of a reduction of `reduction` terms (automatic only).
+int64_t conv2d_rows_per_task_for(int64_t rows, int64_t reduction);
+// The automatic column tile for an output row of `out_width` (conv2d_ow_block's rule).
+int conv2d_ow_block_for(int out_width, int max_ow_block);
 
 }  // namespace anvil::ops

@@ -23,6 +23,7 @@
 #include "anvil/ops/cpu/matmul.h"
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -39,6 +40,11 @@ using ir::Var;
 namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+PrimExpr arith_ceil_div(const PrimExpr& a, int b) {
+  if (auto c = ir::as_const_int(a)) return static_cast<int>(ceil_div(*c, b));
+  return ir::floordiv(a + (b - 1), b);
+}
 
 // Index of element `lane` of panel `panel` (panels of `width`) into a dimension of `extent`:
 // the last panel's lanes past the end repeat the last element (finite values; the products
@@ -107,44 +113,73 @@ MatmulX86 matmul_x86(int64_t M, int64_t N, int64_t K, const Target& target) {
 
 MatmulX86 matmul_x86(int64_t M, int64_t N, int64_t K, const MatmulX86Params& params) {
   if (M <= 0 || N <= 0 || K <= 0) value_error("matmul_x86: sizes must be positive, got M=", M, " N=", N, " K=", K);
+  te::Tensor A = te::placeholder({static_cast<int>(M), static_cast<int>(K)}, DataType::float32(), "A");
+  te::Tensor B = te::placeholder({static_cast<int>(K), static_cast<int>(N)}, DataType::float32(), "B");
+  MatmulX86 out = matmul_x86_compute(A, [&](PrimExpr k, PrimExpr j) { return B(k, j); }, N, K, params);
+  out.B = B;
+  out.schedule = te::create_schedule({out.C});
+  schedule_matmul_x86(out.schedule, out);
+  return out;
+}
+
+MatmulX86 matmul_x86_compute(const te::Tensor& A, const std::function<PrimExpr(PrimExpr, PrimExpr)>& b_at, int64_t N,
+                             int64_t K, const MatmulX86Params& params, const std::string& name) {
   const MatmulX86Params& p = params;
+  if (N <= 0 || K <= 0) value_error("matmul_x86: sizes must be positive, got N=", N, " K=", K);
   if (p.mr <= 0 || p.nr <= 0 || p.vector_lanes <= 0 || p.nr % p.vector_lanes != 0 || p.mc <= 0 || p.mc % p.mr != 0)
     value_error("matmul_x86: bad tile sizes (", p.str(), "): nr must be a multiple of the lanes, mc of mr");
   const bool k_blocks = p.kc > 0 && p.kc < K;
   if (k_blocks && (p.nc <= 0 || p.nc % p.nr != 0))
     value_error("matmul_x86: bad tile sizes (", p.str(), "): with k blocks nc must be a positive multiple of nr");
-  const int mi = static_cast<int>(M), ni = static_cast<int>(N), ki = static_cast<int>(K), nr = p.nr, mr = p.mr;
+  const PrimExpr M = A.shape()[0];
+  const std::optional<int64_t> m_static = ir::as_const_int(M);
+  const int ni = static_cast<int>(N), ki = static_cast<int>(K), nr = p.nr, mr = p.mr;
+  DataType dt = A.dtype();
   MatmulX86 out;
   out.params = p;
-  out.A = te::placeholder({mi, ki}, DataType::float32(), "A");
-  out.B = te::placeholder({ki, ni}, DataType::float32(), "B");
-  const te::Tensor& A = out.A;
-  const te::Tensor& B = out.B;
+  out.A = A;
   // Panel jp holds columns [jp*nr, jp*nr + nr) row after row.
   out.packed_B = te::compute(
       {static_cast<int>(ceil_div(N, nr)), ki, nr},
-      [&](Var jp, Var k, Var jj) { return B(k, panel_element(jp, nr, jj, N)); }, "B_packed");
+      [&](Var jp, Var k, Var jj) { return b_at(k, panel_element(jp, nr, jj, N)); }, "B_packed");
   const te::Tensor& PB = out.packed_B;
   te::IterVar k = te::reduce_axis(0, ki, "k");
   if (k_blocks) {
-    // Panel ip holds rows [ip*mr, ip*mr + mr) column after column.
+    // Panel ip holds rows [ip*mr, ip*mr + mr) column after column (clamped rows past M).
     out.packed_A = te::compute(
-        {static_cast<int>(ceil_div(M, mr)), ki, mr},
-        [&](Var ip, Var kk, Var ii) { return A(panel_element(ip, mr, ii, M), kk); }, "A_packed");
+        {arith_ceil_div(M, mr), ki, mr},
+        [&](Var ip, Var kk, Var ii) {
+          PrimExpr row = m_static ? panel_element(ip, mr, ii, *m_static) : ir::min(ip * mr + ii, M - 1);
+          return A(row, kk);
+        },
+        "A_packed");
     const te::Tensor& PA = out.packed_A;
     out.C = te::compute(
-        {mi, ni},
+        {M, ni},
         [&](Var i, Var j) {
           return te::sum(PA(ir::floordiv(i, mr), k, ir::floormod(i, mr)) * PB(ir::floordiv(j, nr), k, ir::floormod(j, nr)),
                          {k});
         },
-        "C");
-    const te::Tensor& C = out.C;
-    te::Schedule s = te::create_schedule({C});
+        name);
+  } else {
+    out.C = te::compute(
+        {M, ni}, [&](Var i, Var j) { return te::sum(A(i, k) * PB(ir::floordiv(j, nr), k, ir::floormod(j, nr)), {k}); },
+        name);
+  }
+  (void)dt;
+  return out;
+}
+
+void schedule_matmul_x86(te::Schedule& s, const MatmulX86& mm) {
+  const MatmulX86Params& p = mm.params;
+  const te::Tensor& C = mm.C;
+  const te::Tensor& PB = mm.packed_B;
+  if (mm.packed_A.defined()) {
+    const te::Tensor& PA = mm.packed_A;
     auto [ib, i_in] = s[C].split(C.axis(0), p.mc);
-    auto [it, ii] = s[C].split(i_in, mr);
+    auto [it, ii] = s[C].split(i_in, p.mr);
     auto [jc, j_in] = s[C].split(C.axis(1), p.nc);
-    auto [jo, ji] = s[C].split(j_in, nr);
+    auto [jo, ji] = s[C].split(j_in, p.nr);
     auto [ko, kk] = s[C].split(C.reduce_axis(0), p.kc);
     s[C].reorder({jc, ko, ib, jo, it, kk, ii, ji});
     s[C].parallel(ib);
@@ -155,19 +190,13 @@ MatmulX86 matmul_x86(int64_t M, int64_t N, int64_t K, const MatmulX86Params& par
     s[PB].vectorize(PB.axis(2));
     s[PA].compute_at(s[C], ib);  // each task packs its own rows
     s[PA].vectorize(PA.axis(2));
-    out.schedule = s;
-    return out;
+    return;
   }
-  out.C = te::compute(
-      {mi, ni}, [&](Var i, Var j) { return te::sum(A(i, k) * PB(ir::floordiv(j, nr), k, ir::floormod(j, nr)), {k}); },
-      "C");
-  const te::Tensor& C = out.C;
-  te::Schedule s = te::create_schedule({C});
   te::Tensor CL = s.cache_write(C, "local");
   // C: row blocks (parallel) > B panels > register tiles > copy-out of the tile.
   auto [ib, i_in] = s[C].split(C.axis(0), p.mc);
   auto [it, ii] = s[C].split(i_in, p.mr);
-  auto [jo, ji] = s[C].split(C.axis(1), nr);
+  auto [jo, ji] = s[C].split(C.axis(1), p.nr);
   s[C].reorder({ib, jo, it, ii, ji});
   s[C].parallel(ib);
   s[C].vectorize(ji);
@@ -179,8 +208,6 @@ MatmulX86 matmul_x86(int64_t M, int64_t N, int64_t K, const MatmulX86Params& par
   // Packing: panels in parallel, nr lanes per store.
   s[PB].parallel(PB.axis(0));
   s[PB].vectorize(PB.axis(2));
-  out.schedule = s;
-  return out;
 }
 
 }  // namespace anvil::ops

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "anvil/target/target.h"
@@ -64,5 +65,14 @@ struct MatmulX86 {
 // positive.
 MatmulX86 matmul_x86(int64_t M, int64_t N, int64_t K, const Target& target);
 MatmulX86 matmul_x86(int64_t M, int64_t N, int64_t K, const MatmulX86Params& params);
+
+// The same compute on given operands, for the strategy table (graph ops nn.dense / matmul):
+// A is a [M, K] tensor whose M may be symbolic (the edge panels then clamp their rows to
+// M - 1); B is read through b_at(k, j) (nn.dense: weight(j, k)) and only by the packing stage,
+// so any layout costs one pass over B. N and K must be static. The schedule is not made:
+// schedule_matmul_x86 does it on the schedule of the caller, finding the stages by name.
+MatmulX86 matmul_x86_compute(const te::Tensor& A, const std::function<ir::PrimExpr(ir::PrimExpr, ir::PrimExpr)>& b_at,
+                             int64_t N, int64_t K, const MatmulX86Params& params, const std::string& name = "C");
+void schedule_matmul_x86(te::Schedule& s, const MatmulX86& mm);
 
 }  // namespace anvil::ops

@@ -1,0 +1,216 @@
+// nn.conv2d and nn.conv2d_transpose for CPUs: compute definitions for every attribute form
+// (strides, dilation, per-side padding, groups, symbolic batch) and two schedules:
+//
+//  - "conv2d_nchwc.x86" (static channels and spatial dims, output channels per group divisible
+//    by a vector block): the NCHWc register tile of ops/cpu/conv2d.h — weights packed inside the
+//    kernel to [O/kb, C/g, R, S, kb] (a compile-time packing pass can take that over), a tile of
+//    ow_block columns x kb channels vectorised over the channels, rows of (batch, channel block,
+//    output row) in parallel tasks. The batch may be symbolic: the parallel axis then has a
+//    symbolic extent and a guarded tail.
+//  - "conv2d_nchw_row.x86" (depthwise, few channels per group, symbolic spatial dims): one
+//    output row vector at a time accumulated in registers, the reduction (c, r, s) outside the
+//    vector, (batch, channel, row) in parallel.
+#include <algorithm>
+
+#include "anvil/base/error.h"
+#include "anvil/graph/attrs.h"
+#include "anvil/ir/expr_ops.h"
+#include "anvil/ops/cpu/conv2d.h"
+#include "anvil/ops/cpu/nn_strategies.h"
+#include "anvil/ops/cpu/nn_util.h"
+#include "anvil/ops/cpu/vector_width.h"
+#include "anvil/ops/strategy.h"
+#include "anvil/te/reduction.h"
+
+namespace anvil::ops {
+namespace {
+
+using ir::PrimExpr;
+using ir::Var;
+
+struct ConvAttrs {
+  int sh = 1, sw = 1, pt = 0, pl = 0, pb = 0, pr = 0, dh = 1, dw = 1, groups = 1;
+};
+
+ConvAttrs conv_attrs(const graph::CallNode& call) {
+  const graph::Attrs& a = call.attrs();
+  std::vector<int64_t> st = graph::get_ints(a, "strides", {1, 1}), pad = graph::get_ints(a, "padding", {0, 0, 0, 0}),
+                       dil = graph::get_ints(a, "dilation", {1, 1});
+  ConvAttrs c;
+  c.sh = int(st[0]), c.sw = int(st[1]);
+  c.pt = int(pad[0]), c.pl = int(pad[1]), c.pb = int(pad[2]), c.pr = int(pad[3]);
+  c.dh = int(dil[0]), c.dw = int(dil[1]);
+  c.groups = int(graph::get_int(a, "groups", 1));
+  return c;
+}
+
+PrimExpr clamp(const PrimExpr& v, const PrimExpr& hi) { return ir::min(ir::max(v, 0), hi - 1); }
+
+// data with zeros around each plane (the data itself when there is no padding).
+te::Tensor pad_planes(const te::Tensor& data, const ConvAttrs& c) {
+  if (c.pt == 0 && c.pl == 0 && c.pb == 0 && c.pr == 0) return data;
+  const PrimExpr H = data.shape()[2], W = data.shape()[3];
+  DataType dt = data.dtype();
+  // select() evaluates both sides: the read clamps its indices into the input.
+  return te::compute(
+      {data.shape()[0], data.shape()[1], H + (c.pt + c.pb), W + (c.pl + c.pr)},
+      [&](Var n, Var ch, Var y, Var x) {
+        PrimExpr inside = y >= c.pt && y < H + c.pt && x >= c.pl && x < W + c.pl;
+        return ir::select(inside, data(n, ch, clamp(y - c.pt, H), clamp(x - c.pl, W)), ir::make_zero(dt));
+      },
+      "padded");
+}
+
+// Output channels per vector block of the NCHWc schedule, 0 when it does not apply.
+int nchwc_block(const te::Tensor& data, const te::Tensor& weight, int groups, const Target& target) {
+  for (int i = 1; i < 4; ++i)
+    if (!ir::as_const_int(data.shape()[i])) return 0;
+  for (int i = 0; i < 4; ++i)
+    if (!ir::as_const_int(weight.shape()[i])) return 0;
+  if (data.dtype() != DataType::float32()) return 0;
+  const int64_t og = *ir::as_const_int(weight.shape()[0]) / groups;
+  const int lanes = vector_lanes_of(target);
+  int kb = 2 * lanes;
+  while (kb > 1 && og % kb != 0) kb /= 2;
+  return kb >= std::min(8, lanes) ? kb : 0;
+}
+
+std::vector<te::Tensor> conv2d_compute(const graph::CallNode& call, const std::vector<te::Tensor>& in,
+                                       const Target& target) {
+  const ConvAttrs c = conv_attrs(call);
+  const te::Tensor& data = in[0];
+  const te::Tensor& weight = in[1];
+  std::vector<PrimExpr> oshape = out_shape(call);
+  const PrimExpr O = weight.shape()[0], Cg = weight.shape()[1];
+  const int64_t o_static = ir::as_const_int(O).value_or(0);
+  te::Tensor padded = pad_planes(data, c);
+  te::IterVar rc = te::reduce_axis(0, Cg, "rc"), ry = te::reduce_axis(0, weight.shape()[2], "ry"),
+              rx = te::reduce_axis(0, weight.shape()[3], "rx");
+  const int kb = nchwc_block(data, weight, c.groups, target);
+  const bool depthwise = ir::as_const_int(Cg) == std::optional<int64_t>(1) && o_static == c.groups;
+  if (kb > 0 && !depthwise) {
+    const int og_blocks = int(o_static / c.groups / kb);
+    te::Tensor wp = te::compute(
+        {int(o_static / kb), Cg, weight.shape()[2], weight.shape()[3], kb},
+        [&](const std::vector<Var>& i) { return weight(i[0] * kb + i[4], i[1], i[2], i[3]); }, "weight_packed");
+    te::Tensor blocked = te::compute(
+        {oshape[0], int(o_static / kb), oshape[2], oshape[3], kb},
+        [&](const std::vector<Var>& i) {
+          PrimExpr ch = c.groups == 1 ? PrimExpr(rc) : ir::floordiv(i[1], og_blocks) * Cg + rc;
+          return te::sum(padded(i[0], ch, i[2] * c.sh + ry * c.dh, i[3] * c.sw + rx * c.dw) * wp(i[1], rc, ry, rx, i[4]),
+                         {rc, ry, rx});
+        },
+        "conv_blocked");
+    return {te::compute(
+        oshape, [&](Var n, Var k, Var y, Var x) { return blocked(n, ir::floordiv(k, kb), y, x, ir::floormod(k, kb)); },
+        "conv2d")};
+  }
+  const PrimExpr og = ir::floordiv(O, c.groups);
+  return {te::compute(
+      oshape,
+      [&](Var n, Var o, Var y, Var x) {
+        PrimExpr ch = c.groups == 1 ? PrimExpr(rc) : ir::floordiv(o, og) * Cg + rc;
+        return te::sum(padded(n, ch, y * c.sh + ry * c.dh, x * c.sw + rx * c.dw) * weight(o, rc, ry, rx), {rc, ry, rx});
+      },
+      "conv2d")};
+}
+
+void schedule_padded(te::Schedule& s, const te::Tensor& padded) {
+  if (!padded.defined()) return;
+  te::Stage& st = s[padded];
+  fuse_all_parallel(st, {padded.axis(0), padded.axis(1), padded.axis(2)});
+}
+
+void schedule_nchwc(te::Schedule& s, const te::Tensor& out, const te::Tensor& blocked, const Target& target) {
+  const te::Tensor wp = find_tensor({out}, "weight_packed");
+  const int kb = int(*ir::as_const_int(blocked.shape()[4]));
+  const int oh = int(*ir::as_const_int(out.shape()[2])), ow = int(*ir::as_const_int(out.shape()[3]));
+  const int64_t batch = ir::as_const_int(out.shape()[0]).value_or(1);
+  const int64_t blocks = *ir::as_const_int(blocked.shape()[1]);
+  int64_t reduction = 1;
+  for (int i = 1; i < 4; ++i) reduction *= *ir::as_const_int(wp.shape()[i]);
+  const int lanes = vector_lanes_of(target);
+  const int xb = conv2d_ow_block_for(ow, lanes >= 16 ? 8 : 6);
+
+  schedule_padded(s, find_tensor({out}, "padded"));
+  s[wp].parallel(wp.axis(0));
+  s[wp].vectorize(wp.axis(4));
+
+  te::Stage& o = s[out];
+  auto [ko, ki] = o.split(out.axis(1), kb);
+  auto [xo, xi] = o.split(out.axis(3), xb);
+  o.reorder({out.axis(0), ko, out.axis(2), xo, ki, xi});
+  te::IterVar rows = o.fuse(o.fuse(out.axis(0), ko), out.axis(2));
+  const int64_t per_task = conv2d_rows_per_task_for(batch * blocks * oh, reduction);
+  if (per_task > 1) {
+    auto [task, row] = o.split(rows, int(per_task));
+    o.parallel(task);
+  } else {
+    o.parallel(rows);
+  }
+  o.unroll(xi);
+
+  te::Stage& b = s[blocked];
+  b.compute_at(o, xo);
+  auto [bxo, bxi] = b.split(blocked.axis(3), xb);
+  b.reorder({blocked.axis(0), blocked.axis(1), blocked.axis(2), bxo, blocked.reduce_axis(0), blocked.reduce_axis(1),
+             blocked.reduce_axis(2), bxi, blocked.axis(4)});
+  b.unroll(bxi);
+  b.vectorize(blocked.axis(4));
+}
+
+void conv2d_schedule(te::Schedule& s, const std::vector<te::Tensor>& outs, const Target& target) {
+  const te::Tensor& out = outs[0];
+  te::Tensor blocked = find_tensor(outs, "conv_blocked");
+  if (blocked.defined()) return schedule_nchwc(s, out, blocked, target);
+  schedule_padded(s, find_tensor(outs, "padded"));
+  schedule_row_reduction(s, out, target);
+}
+
+// out[n, o, y, x] = sum over the input channels of o's group and the kernel window of
+// data[n, ci, (y + pt - ry*dh) / sh, ...] * w[ci, o % Og, ry, rx], where the division is exact
+// and inside the input (zero otherwise). Weight IOHW: [C, O/g, R, S].
+std::vector<te::Tensor> conv2d_transpose_compute(const graph::CallNode& call, const std::vector<te::Tensor>& in) {
+  const ConvAttrs c = conv_attrs(call);
+  const te::Tensor& data = in[0];
+  const te::Tensor& weight = in[1];
+  const PrimExpr H = data.shape()[2], W = data.shape()[3];
+  const PrimExpr cg = ir::floordiv(data.shape()[1], c.groups), og = weight.shape()[1];
+  te::IterVar rc = te::reduce_axis(0, cg, "rc"), ry = te::reduce_axis(0, weight.shape()[2], "ry"),
+              rx = te::reduce_axis(0, weight.shape()[3], "rx");
+  DataType dt = data.dtype();
+  return {te::compute(
+      out_shape(call),
+      [&](Var n, Var o, Var y, Var x) {
+        PrimExpr ci = c.groups == 1 ? PrimExpr(rc) : ir::floordiv(o, og) * cg + rc;
+        PrimExpr oi = c.groups == 1 ? PrimExpr(o) : ir::floormod(o, og);
+        PrimExpr ty = y + c.pt - ry * c.dh, tx = x + c.pl - rx * c.dw;
+        PrimExpr iy = ir::floordiv(ty, c.sh), ix = ir::floordiv(tx, c.sw);
+        PrimExpr ok = ty >= 0 && tx >= 0 && iy < H && ix < W;
+        if (c.sh > 1) ok = ok && ir::eq(ir::floormod(ty, c.sh), 0);
+        if (c.sw > 1) ok = ok && ir::eq(ir::floormod(tx, c.sw), 0);
+        PrimExpr v = data(n, ci, clamp(iy, H), clamp(ix, W)) * weight(ci, oi, ry, rx);
+        return te::sum(ir::select(ok, v, ir::make_zero(dt)), {rc, ry, rx});
+      },
+      "conv2d_transpose")};
+}
+
+}  // namespace
+
+void register_conv2d_strategies() {
+  // The compute needs the target for its layout choice: the llvm host target's vector width
+  // (the strategy table's compute has no target argument; "llvm" is the host's features).
+  register_implementation("nn.conv2d", "cpu",
+                          {"conv2d_nchw.x86",
+                           [](const graph::CallNode& call, const std::vector<te::Tensor>& in) {
+                             return conv2d_compute(call, in, Target::parse("llvm"));
+                           },
+                           conv2d_schedule});
+  register_implementation("nn.conv2d_transpose", "cpu",
+                          {"conv2d_transpose_nchw.x86", conv2d_transpose_compute,
+                           [](te::Schedule& s, const std::vector<te::Tensor>& outs, const Target& target) {
+                             schedule_row_reduction(s, outs[0], target);
+                           }});
+}
+
+}  // namespace anvil::ops

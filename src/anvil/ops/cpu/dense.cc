@@ -1,0 +1,224 @@
+// nn.dense and matmul for CPUs.
+//
+//  - "dense.x86" / "matmul.x86" (float32, static N and K, 2-d operands after flattening the
+//    leading dims of dense's data): the packed GEMM of ops/cpu/matmul.h on the operands as
+//    they are — dense's [N, K] weight is read transposed by the B packing stage (one pass over
+//    the weight per call; a compile-time packing pass can take that over). The rows M may be
+//    symbolic (a symbolic batch). Data of rank > 2 is read through a flattened view and the
+//    [M, N] result copied to the [..., N] output.
+//  - "matmul_batched.x86" (everything else: batch dims, symbolic N or K): an mr x vector tile of
+//    accumulators per (batch, row block, column block), B rows read contiguously, the
+//    reduction outside the tile, (batch, row block) in parallel.
+#include <algorithm>
+#include <tuple>
+
+#include "anvil/arith/simplify.h"
+#include "anvil/base/error.h"
+#include "anvil/ir/expr_ops.h"
+#include "anvil/ops/cpu/matmul.h"
+#include "anvil/ops/cpu/nn_strategies.h"
+#include "anvil/ops/cpu/nn_util.h"
+#include "anvil/ops/cpu/schedule_injective.h"
+#include "anvil/ops/strategy.h"
+#include "anvil/te/reduction.h"
+
+namespace anvil::ops {
+namespace {
+
+using ir::PrimExpr;
+using ir::Var;
+
+PrimExpr product(const std::vector<PrimExpr>& dims, size_t from, size_t to) {
+  PrimExpr p = ir::int_imm(1);
+  for (size_t i = from; i < to; ++i) p = p * dims[i];
+  return arith::simplify(p);
+}
+
+// Row-major unravel of a flat index over dims[0..count).
+std::vector<PrimExpr> unravel(PrimExpr flat, const std::vector<PrimExpr>& dims, size_t count) {
+  std::vector<PrimExpr> idx(count);
+  for (size_t i = count; i-- > 0;) {
+    if (i == 0) {
+      idx[i] = flat;
+    } else {
+      idx[i] = ir::floormod(flat, dims[i]);
+      flat = ir::floordiv(flat, dims[i]);
+    }
+  }
+  return idx;
+}
+
+bool gemm_applies(DataType dt, const PrimExpr& n, const PrimExpr& k) {
+  return dt == DataType::float32() && ir::as_const_int(n) && ir::as_const_int(k);
+}
+
+MatmulX86Params gemm_params(const PrimExpr& m, int64_t n, int64_t k) {
+  // The compute has no target: the host's vector width ("llvm"), rows guessed when symbolic.
+  return matmul_x86_params(ir::as_const_int(m).value_or(128), n, k, Target::parse("llvm"));
+}
+
+// A [M, K] view of `a`'s leading dims (a itself when 2-d), then the packed GEMM, then the
+// copy into `oshape` when it is not [M, N].
+std::vector<te::Tensor> gemm(const te::Tensor& a, const std::function<PrimExpr(PrimExpr, PrimExpr)>& b_at, int64_t n,
+                             int64_t k, const std::vector<PrimExpr>& oshape) {
+  const std::vector<PrimExpr> ad = a.shape();
+  te::Tensor a2 = a;
+  if (ad.size() != 2) {
+    PrimExpr m = product(ad, 0, ad.size() - 1);
+    a2 = te::compute(
+        {m, ad.back()},
+        [&](Var i, Var kk) {
+          std::vector<PrimExpr> idx = unravel(i, ad, ad.size() - 1);
+          idx.push_back(kk);
+          return a(idx);
+        },
+        "data_2d");
+  }
+  const bool copy = oshape.size() != 2;
+  MatmulX86 mm = matmul_x86_compute(a2, b_at, n, k, gemm_params(a2.shape()[0], n, k), copy ? "gemm" : "dense");
+  if (!copy) return {mm.C};
+  te::Tensor c = mm.C;
+  return {te::compute(
+      oshape,
+      [&](const std::vector<Var>& i) {
+        PrimExpr flat = ir::int_imm(0);
+        for (size_t d = 0; d + 1 < oshape.size(); ++d) flat = flat * oshape[d] + i[d];
+        return c(flat, i.back());
+      },
+      "dense")};
+}
+
+void gemm_schedule(te::Schedule& s, const std::vector<te::Tensor>& outs, const Target& target) {
+  te::Tensor c = find_tensor(outs, "gemm");
+  const bool copy = c.defined();
+  if (!copy) c = outs[0];
+  MatmulX86 mm;
+  mm.C = c;
+  mm.packed_B = find_tensor(outs, "B_packed");
+  mm.packed_A = find_tensor(outs, "A_packed");
+  te::Tensor a2 = find_tensor(outs, "data_2d");
+  if (a2.defined()) s[a2].compute_inline();
+  const int64_t n = *ir::as_const_int(c.shape()[1]), k = *ir::as_const_int(mm.packed_B.shape()[1]);
+  mm.params = gemm_params(c.shape()[0], n, k);
+  schedule_matmul_x86(s, mm);
+  if (copy) schedule_injective_output(s, outs[0], target);
+}
+
+// out[b..., i, j] = sum_k a[b..., i, k] * b[b..., k, j] with numpy broadcasting of the batch
+// dims and 1-d promotion (a 1-d a is one row, a 1-d b one column).
+std::vector<te::Tensor> batched_compute(const te::Tensor& a, const te::Tensor& b, bool b_is_nk,
+                                        const std::vector<PrimExpr>& oshape) {
+  const int ra = a.ndim(), rb = b.ndim(), ro = int(oshape.size());
+  const PrimExpr K = a.shape()[ra - 1];
+  te::IterVar k = te::reduce_axis(0, K, "k");
+  // Output index -> (batch idx..., i, j); the promoted dims of 1-d operands take no index.
+  const bool a1 = ra == 1, b1 = rb == 1 && !b_is_nk;
+  const int obatch = ro - (a1 ? 0 : 1) - (b1 ? 0 : 1);
+  auto batch_index = [&](const te::Tensor& t, int rank, const std::vector<Var>& i) {
+    std::vector<PrimExpr> idx;
+    const int tb = rank - 2;
+    for (int d = 0; d < tb; ++d) {
+      const int od = obatch - tb + d;
+      std::optional<int64_t> c = ir::as_const_int(t.shape()[d]);
+      idx.push_back(c && *c == 1 && !(ir::as_const_int(oshape[od]) == std::optional<int64_t>(1)) ? PrimExpr(ir::int_imm(0))
+                                                                                              : PrimExpr(i[od]));
+    }
+    return idx;
+  };
+  return {te::compute(
+      oshape,
+      [&](const std::vector<Var>& i) {
+        PrimExpr row = a1 ? PrimExpr() : PrimExpr(i[obatch]);
+        PrimExpr col = b1 ? PrimExpr() : PrimExpr(i[ro - 1]);
+        std::vector<PrimExpr> ai = a1 ? std::vector<PrimExpr>{} : batch_index(a, ra, i);
+        if (!a1) ai.push_back(row);
+        ai.push_back(k);
+        std::vector<PrimExpr> bi;
+        if (b_is_nk) {
+          bi = {col, k};
+        } else {
+          bi = b1 ? std::vector<PrimExpr>{} : batch_index(b, rb, i);
+          bi.push_back(k);
+          if (!b1) bi.push_back(col);
+        }
+        return te::sum(a(ai) * b(bi), {k});
+      },
+      b_is_nk ? "dense" : "matmul")};
+}
+
+// mr rows x one vector of columns per tile (accumulators in a local stage), reduction outside.
+void batched_schedule(te::Schedule& s, const std::vector<te::Tensor>& outs, const Target& target) {
+  const te::Tensor& out = outs[0];
+  const int nd = out.ndim();
+  te::Tensor local = s.cache_write(out, "local");
+  te::Stage& st = s[out];
+  const int vf = vector_factor(out.shape()[nd - 1], lanes_for(target, out.dtype()));
+  std::vector<te::IterVar> lead;
+  for (int i = 0; i + 2 < nd; ++i) lead.push_back(out.axis(i));
+  te::IterVar attach;
+  if (nd >= 2) {
+    constexpr int mr = 4;
+    auto [io, ii] = st.split(out.axis(nd - 2), mr);
+    te::IterVar jo = out.axis(nd - 1), ji;
+    if (vf > 0) std::tie(jo, ji) = st.split(out.axis(nd - 1), vf);
+    std::vector<te::IterVar> order = lead;
+    order.insert(order.end(), {io, jo, ii});
+    if (vf > 0) order.push_back(ji);
+    st.reorder(order);
+    if (vf > 0) st.vectorize(ji);
+    lead.push_back(io);
+    attach = jo;
+  } else {
+    attach = out.axis(0);
+    if (vf > 0) {
+      auto [jo, ji] = st.split(out.axis(0), vf);
+      st.vectorize(ji);
+      attach = jo;
+    }
+  }
+  if (!lead.empty()) fuse_all_parallel(st, lead);
+  s[local].compute_at(st, attach);
+  std::vector<te::IterVar> order;
+  for (int i = 0; i + 2 < nd; ++i) order.push_back(local.axis(i));
+  order.push_back(local.reduce_axis(0));
+  if (nd >= 2) order.push_back(local.axis(nd - 2));
+  order.push_back(local.axis(nd - 1));
+  s[local].reorder(order);
+  if (nd >= 2) s[local].unroll(local.axis(nd - 2));
+  if (vf > 0) s[local].vectorize(local.axis(nd - 1));
+}
+
+std::vector<te::Tensor> dense_compute(const graph::CallNode& call, const std::vector<te::Tensor>& in) {
+  const te::Tensor& x = in[0];
+  const te::Tensor& w = in[1];
+  if (gemm_applies(x.dtype(), w.shape()[0], w.shape()[1]) && x.ndim() >= 2) {
+    return gemm(x, [&](PrimExpr k, PrimExpr j) { return w(j, k); }, *ir::as_const_int(w.shape()[0]),
+                *ir::as_const_int(w.shape()[1]), out_shape(call));
+  }
+  return batched_compute(x, w, true, out_shape(call));
+}
+
+std::vector<te::Tensor> matmul_compute(const graph::CallNode& call, const std::vector<te::Tensor>& in) {
+  const te::Tensor& a = in[0];
+  const te::Tensor& b = in[1];
+  if (a.ndim() == 2 && b.ndim() == 2 && gemm_applies(a.dtype(), b.shape()[1], b.shape()[0])) {
+    return gemm(a, [&](PrimExpr k, PrimExpr j) { return b(k, j); }, *ir::as_const_int(b.shape()[1]),
+                *ir::as_const_int(b.shape()[0]), out_shape(call));
+  }
+  return batched_compute(a, b, false, out_shape(call));
+}
+
+void dense_schedule(te::Schedule& s, const std::vector<te::Tensor>& outs, const Target& target) {
+  if (find_tensor(outs, "B_packed").defined()) return gemm_schedule(s, outs, target);
+  if (outs[0].ndim() < 2) return;  // a vector-vector or matrix-vector product: the plain loop nest
+  batched_schedule(s, outs, target);
+}
+
+}  // namespace
+
+void register_dense_strategies() {
+  register_implementation("nn.dense", "cpu", {"dense.x86", dense_compute, dense_schedule});
+  register_implementation("matmul", "cpu", {"matmul.x86", matmul_compute, dense_schedule});
+}
+
+}  // namespace anvil::ops

@@ -1,0 +1,97 @@
+// Shared helpers of the nn implementations (see nn_util.h).
+#include "anvil/ops/cpu/nn_util.h"
+
+#include <algorithm>
+#include <set>
+
+#include "anvil/base/error.h"
+#include "anvil/ops/cpu/schedule_injective.h"
+#include "anvil/ops/cpu/vector_width.h"
+
+namespace anvil::ops {
+namespace {
+
+void collect(const te::Tensor& t, std::set<const te::OperationNode*>& seen, std::vector<te::Tensor>& order) {
+  if (!seen.insert(t.get()).second) return;
+  for (const te::Tensor& in : t->inputs()) collect(in, seen, order);
+  order.push_back(t);
+}
+
+}  // namespace
+
+te::Tensor find_tensor(const std::vector<te::Tensor>& outputs, const std::string& name) {
+  std::set<const te::OperationNode*> seen;
+  std::vector<te::Tensor> order;
+  for (const te::Tensor& o : outputs) collect(o, seen, order);
+  for (const te::Tensor& t : order)
+    if (t.name() == name) return t;
+  return {};
+}
+
+std::vector<ir::PrimExpr> out_shape(const graph::CallNode& call) { return call.type().shape(); }
+
+int lanes_for(const Target& target, ir::DataType dtype) {
+  int bytes = std::max(1, dtype.bits() / 8);
+  return std::max(1, vector_lanes_of(target) * 4 / bytes);
+}
+
+int vector_factor(const ir::PrimExpr& extent, int lanes) {
+  std::optional<int64_t> c = ir::as_const_int(extent);
+  int f = lanes;
+  if (c)
+    while (f > 4 && f > *c) f /= 2;
+  if (f < 4 || (c && *c < f)) return 0;
+  return f;
+}
+
+te::IterVar fuse_all_parallel(te::Stage& st, const std::vector<te::IterVar>& axes) {
+  te::IterVar fused = axes[0];
+  for (size_t i = 1; i < axes.size(); ++i) fused = st.fuse(fused, axes[i]);
+  st.parallel(fused);
+  return fused;
+}
+
+void schedule_row_reduction(te::Schedule& s, const te::Tensor& out, const Target& target) {
+  const int nd = out.ndim();
+  te::Tensor local = s.cache_write(out, "local");
+  te::Stage& st = s[out];
+  const int vf = vector_factor(out.shape()[nd - 1], lanes_for(target, out.dtype()));
+  std::vector<te::IterVar> lead;
+  for (int i = 0; i + 1 < nd; ++i) lead.push_back(out.axis(i));
+  te::IterVar row = out.axis(nd - 1);
+  te::IterVar attach = row;
+  if (vf > 0) {
+    auto [xo, xi] = st.split(row, vf);
+    st.vectorize(xi);
+    attach = xo;
+  }
+  if (!lead.empty()) fuse_all_parallel(st, lead);
+  s[local].compute_at(st, attach);
+  // Reduction loops outside the vector of the row.
+  std::vector<te::IterVar> order;
+  for (int i = 0; i + 1 < nd; ++i) order.push_back(local.axis(i));
+  for (const te::IterVar& r : local.reduce_axis()) order.push_back(r);
+  order.push_back(local.axis(nd - 1));
+  s[local].reorder(order);
+  if (vf > 0) s[local].vectorize(local.axis(nd - 1));
+}
+
+void schedule_reductions_then_injective(te::Schedule& s, const std::vector<te::Tensor>& outputs, const Target& target) {
+  std::set<const te::OperationNode*> seen, outs;
+  std::vector<te::Tensor> order;
+  for (const te::Tensor& o : outputs) {
+    outs.insert(o.get());
+    collect(o, seen, order);
+  }
+  for (const te::Tensor& t : order) {
+    if (!t.is_compute() || outs.count(t.get())) continue;
+    if (t.reduce_axis().empty()) {
+      s[t].compute_inline();
+      continue;
+    }
+    if (!t.axis().empty()) fuse_all_parallel(s[t], t.axis());
+  }
+  for (const te::Tensor& o : outputs) schedule_injective_output(s, o, target);
+}
+
+}  // namespace anvil::ops

@@ -1,0 +1,44 @@
+// Helpers the nn implementations (ops/cpu/{conv2d_generic,dense,pool,norm}.cc) share: finding
+// the stages a compute made from the outputs a schedule receives, the vector factor for an
+// axis, and the two common schedules (a sliding-window reduction vectorised along the output
+// row; a reduction stage computed whole, in parallel, before an elementwise output).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "anvil/graph/expr.h"
+#include "anvil/target/target.h"
+#include "anvil/te/schedule.h"
+#include "anvil/te/tensor.h"
+
+namespace anvil::ops {
+
+// The stage called `name` among the outputs and what they read (undefined when absent).
+te::Tensor find_tensor(const std::vector<te::Tensor>& outputs, const std::string& name);
+
+// The graph call's output dims (tensor-typed calls).
+std::vector<ir::PrimExpr> out_shape(const graph::CallNode& call);
+
+// float32 vector lanes of the target, scaled by the dtype's size.
+int lanes_for(const Target& target, ir::DataType dtype);
+// A vector factor for an axis of `extent`: `lanes`, halved while larger than a static extent
+// (down to 4); 0 when even 4 does not fit (no vectorisation).
+int vector_factor(const ir::PrimExpr& extent, int lanes);
+
+// `out` is a reduction over some axes whose last data axis is a contiguous output row (conv,
+// pool). Accumulates a vector of the row in a local stage: leading axes fused and parallel,
+// the row split by a vector factor, the reduction loops outside the vector lanes.
+void schedule_row_reduction(te::Schedule& s, const te::Tensor& out, const Target& target);
+
+// Every compute stage with a reduction axis reachable from `outputs` (not an output itself)
+// computed at root with its outer axes fused and parallel; the rest inlined; outputs by
+// schedule_injective_output. For normalisations and softmax.
+void schedule_reductions_then_injective(te::Schedule& s, const std::vector<te::Tensor>& outputs, const Target& target);
+
+// Fuses all axes of a root stage into one parallel loop (when it has at least two axes'
+// worth of work); returns the fused axis.
+te::IterVar fuse_all_parallel(te::Stage& st, const std::vector<te::IterVar>& axes);
+
+}  // namespace anvil::ops

@@ -1,0 +1,283 @@
+// Normalisations and softmax for CPUs: nn.batch_norm (inference: one broadcast expression),
+// nn.layer_norm / nn.rms_norm (over axis..end), nn.instance_norm, nn.group_norm, nn.lrn,
+// nn.softmax / nn.log_softmax.
+//
+// Statistics are reduction stages shaped like the data with 1 at the reduced dims, computed
+// whole before the output, their outer axes in parallel (schedule_reductions_then_injective);
+// the output is one vectorised elementwise pass. Variance is the mean of squared deviations
+// from the mean (two passes, no E[x²] - E[x]² cancellation); softmax subtracts the maximum.
+#include <cmath>
+#include <limits>
+
+#include "anvil/graph/attrs.h"
+#include "anvil/graph/ops/op_util.h"
+#include "anvil/ir/expr_ops.h"
+#include "anvil/ops/cpu/nn_strategies.h"
+#include "anvil/ops/cpu/nn_util.h"
+#include "anvil/ops/cpu/schedule_injective.h"
+#include "anvil/ops/strategy.h"
+#include "anvil/te/reduction.h"
+
+namespace anvil::ops {
+namespace {
+
+using ir::PrimExpr;
+using ir::Var;
+
+// Shape of `x` with the dims in `reduced` set to 1.
+std::vector<PrimExpr> kept_shape(const te::Tensor& x, const std::vector<bool>& reduced) {
+  std::vector<PrimExpr> s = x.shape();
+  for (size_t d = 0; d < s.size(); ++d)
+    if (reduced[d]) s[d] = ir::int_imm(1);
+  return s;
+}
+
+// Index of the stats stage for a data index (0 at the reduced dims).
+std::vector<PrimExpr> stats_index(const std::vector<Var>& i, const std::vector<bool>& reduced) {
+  std::vector<PrimExpr> idx;
+  for (size_t d = 0; d < i.size(); ++d) idx.push_back(reduced[d] ? PrimExpr(ir::int_imm(0)) : PrimExpr(i[d]));
+  return idx;
+}
+
+// A reduction over the `reduced` dims of f(data index), shaped by kept_shape.
+te::Tensor reduce_over(const te::Tensor& x, const std::vector<bool>& reduced, bool is_max,
+                       const std::function<PrimExpr(const std::vector<PrimExpr>&)>& f, const std::string& name) {
+  std::vector<te::IterVar> axes;
+  std::vector<int> axis_of(x.ndim(), -1);
+  for (int d = 0; d < x.ndim(); ++d)
+    if (reduced[d]) {
+      axis_of[d] = int(axes.size());
+      axes.push_back(te::reduce_axis(0, x.shape()[d], "r" + std::to_string(d)));
+    }
+  return te::compute(
+      kept_shape(x, reduced),
+      [&](const std::vector<Var>& i) {
+        std::vector<PrimExpr> idx;
+        for (int d = 0; d < x.ndim(); ++d) idx.push_back(reduced[d] ? PrimExpr(axes[axis_of[d]]) : PrimExpr(i[d]));
+        return is_max ? te::max(f(idx), axes) : te::sum(f(idx), axes);
+      },
+      name);
+}
+
+PrimExpr count_of(const te::Tensor& x, const std::vector<bool>& reduced, DataType dt) {
+  PrimExpr n = ir::int_imm(1);
+  for (int d = 0; d < x.ndim(); ++d)
+    if (reduced[d]) n = n * x.shape()[d];
+  return ir::cast(dt, n);
+}
+
+// Index of a parameter tensor right-aligned with the data dims [from, ndim) (size-1 dims: 0).
+std::vector<PrimExpr> param_index(const te::Tensor& p, const std::vector<Var>& i) {
+  std::vector<PrimExpr> idx;
+  const int off = int(i.size()) - p.ndim();
+  for (int d = 0; d < p.ndim(); ++d) {
+    std::optional<int64_t> c = ir::as_const_int(p.shape()[d]);
+    idx.push_back(c && *c == 1 ? PrimExpr(ir::int_imm(0)) : PrimExpr(i[off + d]));
+  }
+  return idx;
+}
+
+// mean and 1/sqrt(var + eps) over `reduced`, then (x - mean) * rstd * gamma + beta where the
+// parameters are indexed by param(i).
+std::vector<te::Tensor> normalize(const te::Tensor& x, const std::vector<bool>& reduced, double eps,
+                                  const std::function<PrimExpr(const std::vector<Var>&, PrimExpr)>& affine,
+                                  const std::string& name) {
+  DataType dt = x.dtype();
+  const PrimExpr cnt = count_of(x, reduced, dt);
+  te::Tensor sum = reduce_over(x, reduced, false, [&](const std::vector<PrimExpr>& i) { return x(i); }, "norm_sum");
+  te::Tensor sq = reduce_over(
+      x, reduced, false,
+      [&](const std::vector<PrimExpr>& i) {
+        std::vector<PrimExpr> si;
+        for (int d = 0; d < x.ndim(); ++d) si.push_back(reduced[d] ? PrimExpr(ir::int_imm(0)) : i[d]);
+        PrimExpr dev = x(i) - sum(si) / cnt;
+        return dev * dev;
+      },
+      "norm_sqsum");
+  return {te::compute(
+      x.shape(),
+      [&](const std::vector<Var>& i) {
+        std::vector<PrimExpr> si = stats_index(i, reduced);
+        PrimExpr v = (x(std::vector<PrimExpr>(i.begin(), i.end())) - sum(si) / cnt) *
+                     ir::rsqrt(sq(si) / cnt + ir::make_const(dt, eps));
+        return affine(i, v);
+      },
+      name)};
+}
+
+std::vector<bool> from_axis(int ndim, int axis) {
+  std::vector<bool> r(ndim, false);
+  for (int d = axis; d < ndim; ++d) r[d] = true;
+  return r;
+}
+
+std::vector<te::Tensor> layer_norm(const graph::CallNode& call, const std::vector<te::Tensor>& in) {
+  const te::Tensor& x = in[0];
+  int axis = graph::ops::normalize_axis(graph::get_int(call.attrs(), "axis", -1), x.ndim());
+  double eps = graph::get_float(call.attrs(), "epsilon", 1e-5);
+  const bool has_beta = in.size() > 2 && in[2].defined();
+  return normalize(x, from_axis(x.ndim(), axis), eps, [&](const std::vector<Var>& i, PrimExpr v) {
+    v = v * in[1](param_index(in[1], i));
+    return has_beta ? v + in[2](param_index(in[2], i)) : v;
+  }, "layer_norm");
+}
+
+std::vector<te::Tensor> rms_norm(const graph::CallNode& call, const std::vector<te::Tensor>& in) {
+  const te::Tensor& x = in[0];
+  int axis = graph::ops::normalize_axis(graph::get_int(call.attrs(), "axis", -1), x.ndim());
+  double eps = graph::get_float(call.attrs(), "epsilon", 1e-5);
+  std::vector<bool> reduced = from_axis(x.ndim(), axis);
+  DataType dt = x.dtype();
+  te::Tensor sq = reduce_over(x, reduced, false, [&](const std::vector<PrimExpr>& i) { return x(i) * x(i); },
+                              "norm_sqsum");
+  const PrimExpr cnt = count_of(x, reduced, dt);
+  return {te::compute(
+      x.shape(),
+      [&](const std::vector<Var>& i) {
+        std::vector<PrimExpr> xi(i.begin(), i.end());
+        return x(xi) * ir::rsqrt(sq(stats_index(i, reduced)) / cnt + ir::make_const(dt, eps)) *
+               in[1](param_index(in[1], i));
+      },
+      "rms_norm")};
+}
+
+// gamma/beta per channel (dim 1).
+PrimExpr channel_affine(const std::vector<te::Tensor>& in, const std::vector<Var>& i, PrimExpr v) {
+  v = v * in[1](i[1]);
+  return in.size() > 2 && in[2].defined() ? v + in[2](i[1]) : v;
+}
+
+std::vector<te::Tensor> instance_norm(const graph::CallNode& call, const std::vector<te::Tensor>& in) {
+  const te::Tensor& x = in[0];
+  std::vector<bool> reduced(x.ndim(), true);
+  reduced[0] = reduced[1] = false;
+  return normalize(x, reduced, graph::get_float(call.attrs(), "epsilon", 1e-5),
+                   [&](const std::vector<Var>& i, PrimExpr v) { return channel_affine(in, i, v); }, "instance_norm");
+}
+
+// Stats per (n, group): the data viewed as [N, G, C/G, spatial...] inside the reductions.
+std::vector<te::Tensor> group_norm(const graph::CallNode& call, const std::vector<te::Tensor>& in) {
+  const te::Tensor& x = in[0];
+  const int g = int(graph::get_int(call.attrs(), "num_groups"));
+  const double eps = graph::get_float(call.attrs(), "epsilon", 1e-5);
+  DataType dt = x.dtype();
+  const PrimExpr cg = ir::floordiv(x.shape()[1], g);
+  std::vector<te::IterVar> axes = {te::reduce_axis(0, cg, "rc")};
+  PrimExpr cnt = cg;
+  for (int d = 2; d < x.ndim(); ++d) {
+    axes.push_back(te::reduce_axis(0, x.shape()[d], "r" + std::to_string(d)));
+    cnt = cnt * x.shape()[d];
+  }
+  const PrimExpr fcnt = ir::cast(dt, cnt);
+  auto at = [&](const Var& n, const Var& grp) {
+    std::vector<PrimExpr> idx = {n, grp * cg + axes[0]};
+    for (size_t a = 1; a < axes.size(); ++a) idx.push_back(axes[a]);
+    return x(idx);
+  };
+  te::Tensor sum = te::compute({x.shape()[0], g}, [&](Var n, Var grp) { return te::sum(at(n, grp), axes); }, "norm_sum");
+  te::Tensor sq = te::compute(
+      {x.shape()[0], g},
+      [&](Var n, Var grp) {
+        PrimExpr dev = at(n, grp) - sum(n, grp) / fcnt;
+        return te::sum(dev * dev, axes);
+      },
+      "norm_sqsum");
+  return {te::compute(
+      x.shape(),
+      [&](const std::vector<Var>& i) {
+        PrimExpr grp = ir::floordiv(i[1], cg);
+        PrimExpr v = (x(std::vector<PrimExpr>(i.begin(), i.end())) - sum(i[0], grp) / fcnt) *
+                     ir::rsqrt(sq(i[0], grp) / fcnt + ir::make_const(dt, eps));
+        return channel_affine(in, i, v);
+      },
+      "group_norm")};
+}
+
+std::vector<te::Tensor> batch_norm(const graph::CallNode& call, const std::vector<te::Tensor>& in) {
+  const te::Tensor& x = in[0];
+  const int axis = graph::ops::normalize_axis(graph::get_int(call.attrs(), "axis", 1), x.ndim());
+  const PrimExpr eps = ir::make_const(x.dtype(), graph::get_float(call.attrs(), "epsilon", 1e-5));
+  return {te::compute(
+      x.shape(),
+      [&](const std::vector<Var>& i) {
+        const Var& c = i[axis];
+        PrimExpr scale = in[1](c) * ir::rsqrt(in[4](c) + eps);
+        return (x(std::vector<PrimExpr>(i.begin(), i.end())) - in[3](c)) * scale + in[2](c);
+      },
+      "batch_norm")};
+}
+
+// ONNX LRN: x / (bias + alpha / size * sum of squares over channels [c - floor((size-1)/2),
+// c + ceil((size-1)/2)])^beta.
+std::vector<te::Tensor> lrn(const graph::CallNode& call, const std::vector<te::Tensor>& in) {
+  const te::Tensor& x = in[0];
+  const graph::Attrs& a = call.attrs();
+  const int size = int(graph::get_int(a, "size"));
+  DataType dt = x.dtype();
+  const PrimExpr alpha = ir::make_const(dt, graph::get_float(a, "alpha", 1e-4) / size);
+  const PrimExpr beta = ir::make_const(dt, graph::get_float(a, "beta", 0.75));
+  const PrimExpr bias = ir::make_const(dt, graph::get_float(a, "bias", 1.0));
+  const PrimExpr C = x.shape()[1];
+  te::IterVar r = te::reduce_axis(0, size, "rc");
+  te::Tensor sq = te::compute(
+      x.shape(),
+      [&](const std::vector<Var>& i) {
+        PrimExpr c = i[1] - (size - 1) / 2 + r;
+        std::vector<PrimExpr> idx(i.begin(), i.end());
+        idx[1] = ir::min(ir::max(c, 0), C - 1);
+        PrimExpr v = x(idx);
+        return te::sum(ir::select(c >= 0 && c < C, v * v, ir::make_zero(dt)), {r});
+      },
+      "lrn_sqsum");
+  return {te::compute(
+      x.shape(),
+      [&](const std::vector<Var>& i) {
+        std::vector<PrimExpr> idx(i.begin(), i.end());
+        return x(idx) / ir::pow(bias + alpha * sq(idx), beta);
+      },
+      "lrn")};
+}
+
+std::vector<te::Tensor> softmax(const graph::CallNode& call, const std::vector<te::Tensor>& in, bool log) {
+  const te::Tensor& x = in[0];
+  const int axis = graph::ops::normalize_axis(graph::get_int(call.attrs(), "axis", -1), x.ndim());
+  std::vector<bool> reduced(x.ndim(), false);
+  reduced[axis] = true;
+  te::Tensor mx = reduce_over(x, reduced, true, [&](const std::vector<PrimExpr>& i) { return x(i); }, "softmax_max");
+  auto max_at = [&](const std::vector<PrimExpr>& i) {
+    std::vector<PrimExpr> m = i;
+    m[axis] = ir::int_imm(0);
+    return mx(m);
+  };
+  te::Tensor sum = reduce_over(
+      x, reduced, false, [&](const std::vector<PrimExpr>& i) { return ir::exp(x(i) - max_at(i)); }, "softmax_sum");
+  return {te::compute(
+      x.shape(),
+      [&](const std::vector<Var>& i) {
+        std::vector<PrimExpr> idx(i.begin(), i.end()), si = stats_index(i, reduced);
+        PrimExpr shifted = x(idx) - mx(si);
+        return log ? shifted - ir::log(sum(si)) : ir::exp(shifted) / sum(si);
+      },
+      log ? "log_softmax" : "softmax")};
+}
+
+void reg(const char* op, const char* name, ComputeFn f) {
+  register_implementation(op, "cpu", {name, std::move(f), schedule_reductions_then_injective});
+}
+
+}  // namespace
+
+void register_norm_strategies() {
+  register_implementation("nn.batch_norm", "cpu", {"batch_norm.x86", batch_norm, schedule_injective});
+  reg("nn.layer_norm", "layer_norm.x86", layer_norm);
+  reg("nn.rms_norm", "rms_norm.x86", rms_norm);
+  reg("nn.instance_norm", "instance_norm.x86", instance_norm);
+  reg("nn.group_norm", "group_norm.x86", group_norm);
+  reg("nn.lrn", "lrn.x86", lrn);
+  reg("nn.softmax", "softmax.x86",
+      [](const graph::CallNode& c, const std::vector<te::Tensor>& in) { return softmax(c, in, false); });
+  reg("nn.log_softmax", "log_softmax.x86",
+      [](const graph::CallNode& c, const std::vector<te::Tensor>& in) { return softmax(c, in, true); });
+}
+
+}  // namespace anvil::ops

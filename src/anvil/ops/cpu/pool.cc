@@ -1,0 +1,154 @@
+// Pooling for CPUs: nn.max_pool2d / nn.avg_pool2d (window reductions with per-side padding,
+// strides, dilation, ceil_mode, count_include_pad) vectorised along the output row with the
+// window loops outside the vector (schedule_row_reduction); global pools as one reduction per
+// (batch, channel) plane, planes in parallel.
+//
+// Padding is never materialised: out-of-input taps read a clamped element and are replaced by
+// -inf (max) or 0 (avg) with select. avg_pool2d divides by the number of taps inside the input
+// (count_include_pad = 0) or inside the padded input (1); windows that ceil_mode lets run past
+// the padded input count only their taps inside it, as ONNX Runtime does.
+#include <cmath>
+#include <limits>
+
+#include "anvil/graph/attrs.h"
+#include "anvil/ir/expr_ops.h"
+#include "anvil/ops/cpu/nn_strategies.h"
+#include "anvil/ops/cpu/nn_util.h"
+#include "anvil/ops/strategy.h"
+#include "anvil/te/reduction.h"
+
+namespace anvil::ops {
+namespace {
+
+using ir::PrimExpr;
+using ir::Var;
+
+struct PoolAttrs {
+  int kh, kw, sh, sw, pt, pl, pb, pr, dh, dw;
+  bool include_pad;
+};
+
+PoolAttrs pool_attrs(const graph::CallNode& call) {
+  const graph::Attrs& a = call.attrs();
+  std::vector<int64_t> k = graph::get_ints(a, "pool_size"), st = graph::get_ints(a, "strides", {1, 1}),
+                       pad = graph::get_ints(a, "padding", {0, 0, 0, 0}), dil = graph::get_ints(a, "dilation", {1, 1});
+  return {int(k[0]),   int(k[1]),   int(st[0]),  int(st[1]),  int(pad[0]),
+          int(pad[1]), int(pad[2]), int(pad[3]), int(dil[0]), int(dil[1]),
+          graph::get_int(a, "count_include_pad", 0) != 0};
+}
+
+PrimExpr clamp(const PrimExpr& v, const PrimExpr& hi) { return ir::min(ir::max(v, 0), hi - 1); }
+
+// Taps r in [0, k) with lo <= start + r*d < hi.
+PrimExpr taps(const PrimExpr& start, int k, int d, const PrimExpr& lo, const PrimExpr& hi) {
+  PrimExpr first = ir::max(ir::floordiv(lo - start + (d - 1), d), 0);
+  PrimExpr last = ir::min(ir::floordiv(hi - 1 - start, d), k - 1);
+  return ir::max(last - first + 1, 0);
+}
+
+std::vector<te::Tensor> pool_compute(const graph::CallNode& call, const std::vector<te::Tensor>& in, bool is_max) {
+  const PoolAttrs p = pool_attrs(call);
+  const te::Tensor& x = in[0];
+  const PrimExpr H = x.shape()[2], W = x.shape()[3];
+  DataType dt = x.dtype();
+  te::IterVar ry = te::reduce_axis(0, p.kh, "ry"), rx = te::reduce_axis(0, p.kw, "rx");
+  std::vector<PrimExpr> oshape = out_shape(call);
+  auto tap = [&](Var n, Var c, Var y, Var xo, PrimExpr fill) {
+    PrimExpr iy = y * p.sh + ry * p.dh - p.pt, ix = xo * p.sw + rx * p.dw - p.pl;
+    PrimExpr inside = iy >= 0 && iy < H && ix >= 0 && ix < W;
+    return ir::select(inside, x(n, c, clamp(iy, H), clamp(ix, W)), fill);
+  };
+  if (is_max) {
+    PrimExpr lowest = ir::make_const(dt, -std::numeric_limits<double>::infinity());
+    return {te::compute(
+        oshape, [&](Var n, Var c, Var y, Var xo) { return te::max(tap(n, c, y, xo, lowest), {ry, rx}); },
+        "max_pool2d")};
+  }
+  te::Tensor sum = te::compute(
+      oshape, [&](Var n, Var c, Var y, Var xo) { return te::sum(tap(n, c, y, xo, ir::make_zero(dt)), {ry, rx}); },
+      "pool_sum");
+  return {te::compute(
+      oshape,
+      [&](Var n, Var c, Var y, Var xo) {
+        PrimExpr sy = y * p.sh - p.pt, sx = xo * p.sw - p.pl;
+        PrimExpr cy = p.include_pad ? taps(sy, p.kh, p.dh, ir::int_imm(-p.pt), H + p.pb) : taps(sy, p.kh, p.dh, 0, H);
+        PrimExpr cx = p.include_pad ? taps(sx, p.kw, p.dw, ir::int_imm(-p.pl), W + p.pr) : taps(sx, p.kw, p.dw, 0, W);
+        return sum(n, c, y, xo) / ir::cast(dt, ir::max(cy * cx, 1));
+      },
+      "avg_pool2d")};
+}
+
+void max_pool_schedule(te::Schedule& s, const std::vector<te::Tensor>& outs, const Target& target) {
+  schedule_row_reduction(s, outs[0], target);
+}
+
+// The sums: a vector of the row at a time inside the output's row loop.
+void avg_pool_schedule(te::Schedule& s, const std::vector<te::Tensor>& outs, const Target& target) {
+  const te::Tensor& out = outs[0];
+  te::Tensor sum = find_tensor(outs, "pool_sum");
+  te::Stage& st = s[out];
+  const int vf = vector_factor(out.shape()[3], lanes_for(target, out.dtype()));
+  te::IterVar attach = out.axis(3);
+  if (vf > 0) {
+    auto [xo, xi] = st.split(out.axis(3), vf);
+    st.vectorize(xi);
+    attach = xo;
+  }
+  fuse_all_parallel(st, {out.axis(0), out.axis(1), out.axis(2)});
+  s[sum].compute_at(st, attach);
+  s[sum].reorder({sum.axis(0), sum.axis(1), sum.axis(2), sum.reduce_axis(0), sum.reduce_axis(1), sum.axis(3)});
+  if (vf > 0) s[sum].vectorize(sum.axis(3));
+}
+
+std::vector<te::Tensor> global_pool_compute(const graph::CallNode& call, const std::vector<te::Tensor>& in,
+                                            bool is_max) {
+  const te::Tensor& x = in[0];
+  te::IterVar ry = te::reduce_axis(0, x.shape()[2], "ry"), rx = te::reduce_axis(0, x.shape()[3], "rx");
+  std::vector<PrimExpr> oshape = out_shape(call);
+  if (is_max)
+    return {te::compute(
+        oshape, [&](Var n, Var c, Var, Var) { return te::max(x(n, c, ry, rx), {ry, rx}); }, "global_max_pool2d")};
+  te::Tensor sum = te::compute(
+      oshape, [&](Var n, Var c, Var, Var) { return te::sum(x(n, c, ry, rx), {ry, rx}); }, "pool_sum");
+  const PrimExpr count = ir::cast(x.dtype(), x.shape()[2] * x.shape()[3]);
+  return {te::compute(
+      oshape, [&](Var n, Var c, Var y, Var xo) { return sum(n, c, y, xo) / count; }, "global_avg_pool2d")};
+}
+
+void global_pool_schedule(te::Schedule& s, const std::vector<te::Tensor>& outs, const Target&) {
+  const te::Tensor& out = outs[0];
+  te::Tensor sum = find_tensor(outs, "pool_sum");
+  te::IterVar planes = fuse_all_parallel(s[out], {out.axis(0), out.axis(1)});
+  if (sum.defined()) s[sum].compute_at(s[out], planes);
+}
+
+}  // namespace
+
+void register_pool_strategies() {
+  register_implementation("nn.max_pool2d", "cpu",
+                          {"max_pool2d.x86",
+                           [](const graph::CallNode& c, const std::vector<te::Tensor>& in) {
+                             return pool_compute(c, in, true);
+                           },
+                           max_pool_schedule});
+  register_implementation("nn.avg_pool2d", "cpu",
+                          {"avg_pool2d.x86",
+                           [](const graph::CallNode& c, const std::vector<te::Tensor>& in) {
+                             return pool_compute(c, in, false);
+                           },
+                           avg_pool_schedule});
+  register_implementation("nn.global_max_pool2d", "cpu",
+                          {"global_max_pool2d.x86",
+                           [](const graph::CallNode& c, const std::vector<te::Tensor>& in) {
+                             return global_pool_compute(c, in, true);
+                           },
+                           global_pool_schedule});
+  register_implementation("nn.global_avg_pool2d", "cpu",
+                          {"global_avg_pool2d.x86",
+                           [](const graph::CallNode& c, const std::vector<te::Tensor>& in) {
+                             return global_pool_compute(c, in, false);
+                           },
+                           global_pool_schedule});
+}
+
+}  // namespace anvil::ops

@@ -1,0 +1,490 @@
+// nn kernels: each operator lowered through ops::lower_call, built for "llvm" and run on
+// random inputs (uniform [-1, 1), seed kSeed, printed) against naive double references, with
+// sizes that divide no tile (37 channels, 7x7 stride 2, 13x13 pools), depthwise and grouped
+// convolutions, dilation, asymmetric padding, and symbolic batches (the dims passed as the
+// trailing int32 arguments). Tolerance: 1e-5 + 2e-5 x the sum of |terms| (float32 sums of up
+// to a few thousand products) for conv/dense/matmul; 2e-5 relative + 2e-6 absolute otherwise.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <random>
+
+#include "anvil/graph/builder.h"
+#include "anvil/ops/lower_call.h"
+#include "anvil/pipeline/build.h"
+#include "anvil/runtime/function.h"
+#include "anvil/runtime/register.h"
+#include "anvil/runtime/tensor.h"
+#include "anvil/tir/printer.h"
+
+namespace anvil::ops {
+namespace {
+
+using graph::AttrValue;
+using graph::Attrs;
+using graph::Type;
+using Shape = std::vector<int64_t>;
+
+constexpr uint32_t kSeed = 20261203;
+const DataType f32 = DataType::float32();
+
+Type ts(const std::vector<int64_t>& s, DataType d) { return Type::tensor(s, d); }
+
+int64_t numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+struct Kernel {
+  Module module;
+  LoweredCall lowered;
+  Type out_type;
+  std::string impl;
+};
+
+Kernel build(const std::string& op, const std::vector<Type>& types, const Attrs& attrs) {
+  register_runtime_functions();
+  graph::BlockBuilder b;
+  std::vector<graph::Expr> args;
+  for (size_t i = 0; i < types.size(); ++i) args.push_back(b.add_param("a" + std::to_string(i), types[i]));
+  graph::Expr call = b.call(op, args, attrs);
+  Kernel k;
+  k.out_type = call.type();
+  k.lowered = lower_call(*call.as<graph::CallNode>(), Target::parse("llvm"), "kernel");
+  k.impl = k.lowered.implementation;
+  k.module = pipeline::build(std::vector<tir::PrimFunc>{k.lowered.func}, Target::parse("llvm"));
+  return k;
+}
+
+struct Data {
+  Shape shape;
+  std::vector<float> v;
+};
+
+Data random(const Shape& s, std::mt19937& rng, float lo = -1, float hi = 1) {
+  std::uniform_real_distribution<float> d(lo, hi);
+  Data out{s, std::vector<float>(size_t(numel(s)))};
+  for (float& x : out.v) x = d(rng);
+  return out;
+}
+
+Tensor to_tensor(const Data& d) {
+  Tensor t = Tensor::empty(std::span<const int64_t>(d.shape), f32);
+  std::memcpy(t.data(), d.v.data(), d.v.size() * sizeof(float));
+  return t;
+}
+
+// Runs with the output (NaN-filled) of out_shape and the shape vars' values.
+std::vector<float> run(Kernel& k, const std::vector<Data>& ins, const Shape& out_shape,
+                       const std::map<std::string, int64_t>& dims = {}, int repeat = 1, double* seconds = nullptr) {
+  std::vector<Value> args;
+  std::vector<Tensor> keep;
+  for (const Data& d : ins) keep.push_back(to_tensor(d));
+  for (const Tensor& t : keep) args.emplace_back(t);
+  Tensor out = Tensor::empty(std::span<const int64_t>(out_shape), f32);
+  for (int64_t i = 0; i < numel(out_shape); ++i) static_cast<float*>(out.data())[i] = std::nanf("");
+  args.emplace_back(out);
+  for (const ir::Var& v : k.lowered.shape_vars) {
+    auto it = dims.find(v->name());
+    EXPECT_NE(it, dims.end()) << "no value for shape var " << v->name();
+    args.emplace_back(static_cast<int32_t>(it == dims.end() ? 0 : it->second));
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  for (int r = 0; r < repeat; ++r) k.module["kernel"].call(Args(args.data(), args.size()));
+  if (seconds) *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / repeat;
+  const float* o = static_cast<const float*>(out.data());
+  return std::vector<float>(o, o + numel(out_shape));
+}
+
+// scale empty: relative 2e-5 + 2e-6; else 1e-5 + 2e-5 * scale[i].
+void expect_close(const std::vector<float>& got, const std::vector<double>& want, const std::vector<double>& scale,
+                  const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  int bad = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    double tol = scale.empty() ? 2e-6 + 2e-5 * std::fabs(want[i]) : 1e-5 + 2e-5 * scale[i];
+    if (!(std::fabs(got[i] - want[i]) <= tol) && ++bad <= 5)
+      ADD_FAILURE() << what << " at " << i << ": got " << got[i] << ", want " << want[i] << " (seed " << kSeed << ")";
+  }
+  EXPECT_EQ(bad, 0) << what;
+}
+
+Type sym(const Shape& s, const ir::Var& n) {
+  std::vector<ir::PrimExpr> d;
+  for (size_t i = 0; i < s.size(); ++i) d.push_back(i == 0 ? ir::PrimExpr(n) : ir::int_imm(s[i]));
+  return Type::tensor(d, f32);
+}
+
+class NnKernels : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { std::printf("nn kernels seed %u\n", kSeed); }
+  std::mt19937 rng{kSeed};
+  ir::Var n = ir::size_var("n");
+};
+
+// ---- conv2d ------------------------------------------------------------------------------
+struct Conv {
+  Shape x, w;  // NCHW, OIHW
+  std::vector<int64_t> strides{1, 1}, pad{0, 0, 0, 0}, dil{1, 1};
+  int64_t groups = 1;
+  bool symbolic_batch = false;
+  std::string expect_impl_part;  // "" or a stage the schedule must have chosen
+};
+
+void check_conv(const Conv& c, std::mt19937& rng, const ir::Var& n) {
+  Attrs a{{"strides", AttrValue::ints(c.strides)},
+          {"padding", AttrValue::ints(c.pad)},
+          {"dilation", AttrValue::ints(c.dil)},
+          {"groups", AttrValue(c.groups)}};
+  std::vector<Type> types = {c.symbolic_batch ? sym(c.x, n) : Type::tensor(c.x, f32), Type::tensor(c.w, f32)};
+  Kernel k = build("nn.conv2d", types, a);
+  const int64_t N = c.x[0], C = c.x[1], H = c.x[2], W = c.x[3], O = c.w[0], Cg = c.w[1], R = c.w[2], S = c.w[3];
+  const int64_t OH = (H + c.pad[0] + c.pad[2] - c.dil[0] * (R - 1) - 1) / c.strides[0] + 1;
+  const int64_t OW = (W + c.pad[1] + c.pad[3] - c.dil[1] * (S - 1) - 1) / c.strides[1] + 1;
+  Data x = random(c.x, rng), w = random(c.w, rng);
+  std::vector<float> got = run(k, {x, w}, {N, O, OH, OW}, {{"n", N}});
+  std::vector<double> want, scale;
+  const int64_t og = O / c.groups;
+  for (int64_t b = 0; b < N; ++b)
+    for (int64_t o = 0; o < O; ++o)
+      for (int64_t y = 0; y < OH; ++y)
+        for (int64_t q = 0; q < OW; ++q) {
+          double acc = 0, abs = 0;
+          for (int64_t ci = 0; ci < Cg; ++ci)
+            for (int64_t r = 0; r < R; ++r)
+              for (int64_t s = 0; s < S; ++s) {
+                int64_t iy = y * c.strides[0] + r * c.dil[0] - c.pad[0], ix = q * c.strides[1] + s * c.dil[1] - c.pad[1];
+                if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                int64_t ch = (o / og) * Cg + ci;
+                double p = double(x.v[((b * C + ch) * H + iy) * W + ix]) * w.v[((o * Cg + ci) * R + r) * S + s];
+                acc += p;
+                abs += std::fabs(p);
+              }
+          want.push_back(acc);
+          scale.push_back(abs);
+        }
+  expect_close(got, want, scale, "conv2d " + k.impl);
+  if (!c.expect_impl_part.empty()) {
+    std::string ir = tir::to_string(k.lowered.func);
+    EXPECT_NE(ir.find(c.expect_impl_part), std::string::npos) << "expected stage " << c.expect_impl_part;
+  }
+}
+
+TEST_F(NnKernels, Conv2dNchwcStem37ChannelsSevenBySevenStride2) {
+  check_conv({{1, 37, 23, 23}, {64, 37, 7, 7}, {2, 2}, {3, 3, 3, 3}, {1, 1}, 1, false, "conv_blocked"}, rng, n);
+}
+TEST_F(NnKernels, Conv2dNchwcSymbolicBatchAsymmetricPadding) {
+  check_conv({{3, 16, 10, 11}, {32, 16, 3, 3}, {1, 1}, {1, 0, 2, 1}, {1, 1}, 1, true, "conv_blocked"}, rng, n);
+}
+TEST_F(NnKernels, Conv2dGroupsTwoDilationTwo) {
+  check_conv({{2, 8, 12, 12}, {32, 4, 3, 3}, {1, 2}, {2, 2, 2, 2}, {2, 2}, 2, false, ""}, rng, n);
+}
+TEST_F(NnKernels, Conv2dDepthwise37ChannelsStride2) {
+  check_conv({{1, 37, 15, 15}, {37, 1, 3, 3}, {2, 2}, {0, 0, 1, 1}, {1, 1}, 37, false, ""}, rng, n);
+  check_conv({{2, 24, 20, 20}, {24, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 24, true, ""}, rng, n);
+}
+TEST_F(NnKernels, Conv2dFewOutputChannelsRowSchedule) {
+  check_conv({{1, 5, 9, 21}, {3, 5, 2, 3}, {1, 1}, {0, 1, 1, 0}, {1, 1}, 1, false, ""}, rng, n);
+}
+TEST_F(NnKernels, Conv2dOneByOne) {
+  check_conv({{2, 64, 7, 7}, {48, 64, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, true, "conv_blocked"}, rng, n);
+}
+
+// ---- dense / matmul ----------------------------------------------------------------------
+// a [B..., M, K] (broadcast batch), b [B..., K, N] or dense weight [N, K].
+std::vector<double> matmul_ref(const Data& a, const Data& b, bool dense, const Shape& out, std::vector<double>& scale) {
+  const int64_t K = a.shape.back();
+  const int64_t M = a.shape.size() >= 2 ? a.shape[a.shape.size() - 2] : 1;
+  const int64_t N = dense ? b.shape[0] : (b.shape.size() >= 2 ? b.shape.back() : 1);
+  const int64_t batches = numel(out) / (M * N);
+  std::vector<double> want;
+  for (int64_t bt = 0; bt < batches; ++bt)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        // The operand's batch offset: broadcast from the right over the output's batch dims.
+        auto offset = [&](const Shape& s, int64_t matrix) {
+          if (s.size() <= 2) return int64_t(0);
+          Shape ob(out.begin(), out.end() - 2);
+          int64_t off = 0, stride = 1, rem = bt;
+          std::vector<int64_t> coord(ob.size());
+          for (size_t d = ob.size(); d-- > 0;) coord[d] = rem % ob[d], rem /= ob[d];
+          for (size_t d = s.size() - 2; d-- > 0;) {
+            int64_t od = int64_t(ob.size()) - int64_t(s.size() - 2) + int64_t(d);
+            off += (s[d] == 1 ? 0 : coord[od]) * stride;
+            stride *= s[d];
+          }
+          return off * matrix;
+        };
+        const int64_t ao = dense ? bt * M * K : offset(a.shape, M * K), bo = dense ? 0 : offset(b.shape, K * N);
+        double acc = 0, abs = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          double p = double(a.v[ao + i * K + k]) * (dense ? b.v[j * K + k] : b.v[bo + k * N + j]);
+          acc += p;
+          abs += std::fabs(p);
+        }
+        want.push_back(acc);
+        scale.push_back(abs);
+      }
+  return want;
+}
+
+// ref_a / ref_out: the shapes the reference sees (1-d promotion: a [K] as [1, K]).
+void check_matmul(const std::string& op, const Shape& as, const Shape& bs, const Shape& out, bool symbolic,
+                  std::mt19937& rng, const ir::Var& n, const Shape& ref_a = {}, const Shape& ref_out = {}) {
+  std::vector<Type> types = {symbolic ? sym(as, n) : Type::tensor(as, f32),
+                             symbolic && op == "matmul" ? sym(bs, n) : Type::tensor(bs, f32)};
+  Kernel k = build(op, types, {});
+  Data a = random(as, rng), b = random(bs, rng);
+  std::vector<double> scale;
+  Data ra = a;
+  if (!ref_a.empty()) ra.shape = ref_a;
+  std::vector<double> want = matmul_ref(ra, b, op == "nn.dense", ref_out.empty() ? out : ref_out, scale);
+  expect_close(run(k, {a, b}, out, {{"n", as[0]}}), want, scale, op + " " + k.impl);
+}
+
+TEST_F(NnKernels, DenseStaticSymbolicAndKBlocks) {
+  check_matmul("nn.dense", {37, 70}, {50, 70}, {37, 50}, false, rng, n);
+  check_matmul("nn.dense", {3, 5, 40}, {33, 40}, {3, 5, 33}, true, rng, n);
+  check_matmul("nn.dense", {9, 300}, {20, 300}, {9, 20}, false, rng, n);
+  check_matmul("nn.dense", {5, 300}, {37, 300}, {5, 37}, true, rng, n);
+  check_matmul("nn.dense", {1, 512}, {100, 512}, {1, 100}, false, rng, n);
+}
+
+TEST_F(NnKernels, MatmulTwoDBatchedBroadcastAndPromoted) {
+  check_matmul("matmul", {13, 29}, {29, 41}, {13, 41}, false, rng, n);
+  check_matmul("matmul", {2, 1, 7, 9}, {3, 9, 11}, {2, 3, 7, 11}, false, rng, n);
+  check_matmul("matmul", {2, 4, 6, 8}, {2, 4, 8, 10}, {2, 4, 6, 10}, true, rng, n);
+  check_matmul("matmul", {9}, {2, 9, 5}, {2, 5}, false, rng, n, {1, 9}, {2, 1, 5});
+}
+
+// ---- pools -------------------------------------------------------------------------------
+struct Pool {
+  Shape x;
+  std::vector<int64_t> k, strides, pad, dil{1, 1};
+  bool ceil_mode = false, include_pad = false;
+};
+
+void check_pool(const std::string& op, const Pool& p, std::mt19937& rng, bool symbolic, const ir::Var& n) {
+  Attrs a{{"pool_size", AttrValue::ints(p.k)},      {"strides", AttrValue::ints(p.strides)},
+          {"padding", AttrValue::ints(p.pad)},      {"dilation", AttrValue::ints(p.dil)},
+          {"ceil_mode", AttrValue(p.ceil_mode)},    {"count_include_pad", AttrValue(p.include_pad)}};
+  Kernel k = build(op, {symbolic ? sym(p.x, n) : Type::tensor(p.x, f32)}, a);
+  const int64_t N = p.x[0], C = p.x[1], H = p.x[2], W = p.x[3];
+  auto osize = [&](int64_t in, int d) {
+    int64_t span = p.dil[d] * (p.k[d] - 1) + 1, room = in + p.pad[d] + p.pad[d + 2] - span;
+    int64_t o = (p.ceil_mode ? (room + p.strides[d] - 1) / p.strides[d] : room / p.strides[d]) + 1;
+    if (p.ceil_mode && (o - 1) * p.strides[d] >= in + p.pad[d]) --o;
+    return o;
+  };
+  const int64_t OH = osize(H, 0), OW = osize(W, 1);
+  Data x = random(p.x, rng);
+  std::vector<double> want;
+  const bool is_max = op == "nn.max_pool2d";
+  for (int64_t b = 0; b < N; ++b)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t y = 0; y < OH; ++y)
+        for (int64_t q = 0; q < OW; ++q) {
+          double acc = is_max ? -INFINITY : 0;
+          int64_t count = 0;
+          for (int64_t r = 0; r < p.k[0]; ++r)
+            for (int64_t s = 0; s < p.k[1]; ++s) {
+              int64_t iy = y * p.strides[0] + r * p.dil[0] - p.pad[0], ix = q * p.strides[1] + s * p.dil[1] - p.pad[1];
+              bool in_padded = iy >= -p.pad[0] && iy < H + p.pad[2] && ix >= -p.pad[1] && ix < W + p.pad[3];
+              bool inside = iy >= 0 && iy < H && ix >= 0 && ix < W;
+              if (p.include_pad ? in_padded : inside) ++count;
+              if (!inside) continue;
+              double v = x.v[((b * C + c) * H + iy) * W + ix];
+              acc = is_max ? std::max(acc, v) : acc + v;
+            }
+          want.push_back(is_max ? acc : acc / std::max<int64_t>(count, 1));
+        }
+  expect_close(run(k, {x}, {N, C, OH, OW}, {{"n", N}}), want, {}, op + " " + k.impl);
+}
+
+TEST_F(NnKernels, MaxPool) {
+  check_pool("nn.max_pool2d", {{1, 5, 13, 13}, {3, 3}, {2, 2}, {1, 1, 1, 1}}, rng, false, n);
+  check_pool("nn.max_pool2d", {{2, 3, 11, 37}, {2, 3}, {1, 2}, {0, 1, 1, 0}, {2, 1}, true}, rng, true, n);
+}
+
+TEST_F(NnKernels, AvgPoolCeilModeAndCountIncludePad) {
+  check_pool("nn.avg_pool2d", {{1, 4, 13, 13}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, false, false}, rng, false, n);
+  check_pool("nn.avg_pool2d", {{1, 4, 13, 13}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, false, true}, rng, false, n);
+  check_pool("nn.avg_pool2d", {{2, 3, 10, 10}, {3, 3}, {2, 2}, {0, 0, 1, 1}, {1, 1}, true, true}, rng, true, n);
+  check_pool("nn.avg_pool2d", {{2, 3, 10, 10}, {3, 2}, {2, 2}, {1, 0, 0, 1}, {1, 1}, true, false}, rng, false, n);
+}
+
+TEST_F(NnKernels, GlobalPools) {
+  for (const char* op : {"nn.global_avg_pool2d", "nn.global_max_pool2d"}) {
+    Shape s = {3, 37, 7, 7};
+    Kernel k = build(op, {sym(s, n)}, {});
+    Data x = random(s, rng);
+    std::vector<double> want;
+    for (int64_t p = 0; p < 3 * 37; ++p) {
+      double acc = std::string(op) == "nn.global_max_pool2d" ? -INFINITY : 0;
+      for (int64_t i = 0; i < 49; ++i)
+        acc = std::string(op) == "nn.global_max_pool2d" ? std::max(acc, double(x.v[p * 49 + i])) : acc + x.v[p * 49 + i];
+      want.push_back(std::string(op) == "nn.global_max_pool2d" ? acc : acc / 49);
+    }
+    expect_close(run(k, {x}, {3, 37, 1, 1}, {{"n", 3}}), want, {}, op);
+  }
+}
+
+// ---- normalisations and softmax ----------------------------------------------------------
+// Mean and variance of data[o, i] for each o over the inner index i (data viewed [outer, inner]).
+void moments(const std::vector<float>& v, int64_t outer, int64_t inner, int64_t o, double& mean, double& var) {
+  mean = 0, var = 0;
+  for (int64_t i = 0; i < inner; ++i) mean += v[o * inner + i];
+  mean /= inner;
+  for (int64_t i = 0; i < inner; ++i) var += (v[o * inner + i] - mean) * (v[o * inner + i] - mean);
+  var /= inner;
+  (void)outer;
+}
+
+TEST_F(NnKernels, BatchNorm) {
+  Shape s = {2, 37, 5, 3};
+  Kernel k = build("nn.batch_norm", {sym(s, n), ts({37}, f32), ts({37}, f32),
+                                     ts({37}, f32), ts({37}, f32)},
+                   {{"epsilon", AttrValue(1e-3)}});
+  Data x = random(s, rng), g = random({37}, rng), b = random({37}, rng), m = random({37}, rng),
+       v = random({37}, rng, 0.1f, 2.0f);
+  std::vector<double> want;
+  for (int64_t i = 0; i < numel(s); ++i) {
+    int64_t c = (i / 15) % 37;
+    want.push_back((x.v[i] - m.v[c]) / std::sqrt(v.v[c] + 1e-3) * g.v[c] + b.v[c]);
+  }
+  expect_close(run(k, {x, g, b, m, v}, s, {{"n", 2}}), want, {}, "batch_norm");
+}
+
+TEST_F(NnKernels, LayerNormAndRmsNorm) {
+  Shape s = {3, 5, 37};
+  Data x = random(s, rng), g = random({37}, rng), b = random({37}, rng);
+  Kernel k = build("nn.layer_norm", {sym(s, n), ts({37}, f32), ts({37}, f32)},
+                   {{"axis", AttrValue(-1)}, {"epsilon", AttrValue(1e-5)}});
+  std::vector<double> want, want_rms;
+  for (int64_t o = 0; o < 15; ++o) {
+    double mean, var, ms = 0;
+    moments(x.v, 15, 37, o, mean, var);
+    for (int64_t i = 0; i < 37; ++i) ms += double(x.v[o * 37 + i]) * x.v[o * 37 + i];
+    ms /= 37;
+    for (int64_t i = 0; i < 37; ++i) {
+      want.push_back((x.v[o * 37 + i] - mean) / std::sqrt(var + 1e-5) * g.v[i] + b.v[i]);
+      want_rms.push_back(x.v[o * 37 + i] / std::sqrt(ms + 1e-5) * g.v[i]);
+    }
+  }
+  expect_close(run(k, {x, g, b}, s, {{"n", 3}}), want, {}, "layer_norm");
+  Kernel r = build("nn.rms_norm", {sym(s, n), ts({37}, f32)}, {{"axis", AttrValue(2)}, {"epsilon", AttrValue(1e-5)}});
+  expect_close(run(r, {x, g}, s, {{"n", 3}}), want_rms, {}, "rms_norm");
+  // Over the last two dims, without beta.
+  Data g2 = random({5, 37}, rng);
+  Kernel k2 = build("nn.layer_norm", {Type::tensor(s, f32), ts({5, 37}, f32)}, {{"axis", AttrValue(1)}});
+  std::vector<double> want2;
+  for (int64_t o = 0; o < 3; ++o) {
+    double mean, var;
+    moments(x.v, 3, 185, o, mean, var);
+    for (int64_t i = 0; i < 185; ++i) want2.push_back((x.v[o * 185 + i] - mean) / std::sqrt(var + 1e-5) * g2.v[i]);
+  }
+  expect_close(run(k2, {x, g2}, s), want2, {}, "layer_norm axis 1");
+}
+
+TEST_F(NnKernels, InstanceAndGroupNorm) {
+  Shape s = {2, 6, 5, 7};
+  Data x = random(s, rng), g = random({6}, rng), b = random({6}, rng);
+  Kernel k = build("nn.instance_norm", {sym(s, n), ts({6}, f32), ts({6}, f32)},
+                   {{"epsilon", AttrValue(1e-5)}});
+  std::vector<double> want;
+  for (int64_t o = 0; o < 12; ++o) {
+    double mean, var;
+    moments(x.v, 12, 35, o, mean, var);
+    for (int64_t i = 0; i < 35; ++i) want.push_back((x.v[o * 35 + i] - mean) / std::sqrt(var + 1e-5) * g.v[o % 6] + b.v[o % 6]);
+  }
+  expect_close(run(k, {x, g, b}, s, {{"n", 2}}), want, {}, "instance_norm");
+  Kernel gn = build("nn.group_norm", {Type::tensor(s, f32), ts({6}, f32), ts({6}, f32)},
+                    {{"num_groups", AttrValue(3)}, {"epsilon", AttrValue(1e-5)}});
+  std::vector<double> want_g;
+  for (int64_t o = 0; o < 6; ++o) {  // (n, group): 2 channels x 35
+    double mean, var;
+    moments(x.v, 6, 70, o, mean, var);
+    for (int64_t i = 0; i < 70; ++i) {
+      int64_t c = (o % 3) * 2 + i / 35;
+      want_g.push_back((x.v[o * 70 + i] - mean) / std::sqrt(var + 1e-5) * g.v[c] + b.v[c]);
+    }
+  }
+  expect_close(run(gn, {x, g, b}, s), want_g, {}, "group_norm");
+}
+
+TEST_F(NnKernels, Lrn) {
+  Shape s = {2, 7, 3, 4};
+  Data x = random(s, rng);
+  const double alpha = 1e-2, beta = 0.75, bias = 2.0;
+  Kernel k = build("nn.lrn", {Type::tensor(s, f32)},
+                   {{"size", AttrValue(4)}, {"alpha", AttrValue(alpha)}, {"beta", AttrValue(beta)}, {"bias", AttrValue(bias)}});
+  std::vector<double> want;
+  for (int64_t i = 0; i < numel(s); ++i) {
+    int64_t c = (i / 12) % 7, base = i - c * 12;
+    double sq = 0;
+    for (int64_t cc = c - 1; cc <= c + 2; ++cc)
+      if (cc >= 0 && cc < 7) sq += double(x.v[base + cc * 12]) * x.v[base + cc * 12];
+    want.push_back(x.v[i] / std::pow(bias + alpha / 4 * sq, beta));
+  }
+  expect_close(run(k, {x}, s), want, {}, "lrn");
+}
+
+TEST_F(NnKernels, SoftmaxAndLogSoftmax) {
+  Shape s = {3, 4, 37};
+  Data x = random(s, rng, -20, 20);  // large values: the max subtraction matters
+  for (int64_t axis : {-1, 1}) {
+    for (bool log : {false, true}) {
+      Kernel k = build(log ? "nn.log_softmax" : "nn.softmax", {sym(s, n)}, {{"axis", AttrValue(axis)}});
+      const int64_t len = axis == -1 ? 37 : 4, stride = axis == -1 ? 1 : 37;
+      std::vector<double> want(size_t(numel(s)));
+      for (int64_t i = 0; i < numel(s); ++i) {
+        int64_t pos = (i / stride) % len, base = i - pos * stride;
+        double mx = -INFINITY, sum = 0;
+        for (int64_t j = 0; j < len; ++j) mx = std::max(mx, double(x.v[base + j * stride]));
+        for (int64_t j = 0; j < len; ++j) sum += std::exp(x.v[base + j * stride] - mx);
+        want[i] = log ? x.v[i] - mx - std::log(sum) : std::exp(x.v[i] - mx) / sum;
+      }
+      expect_close(run(k, {x}, s, {{"n", 3}}), want, {}, std::string(log ? "log_softmax" : "softmax") + " axis " +
+                                                            std::to_string(axis));
+    }
+  }
+}
+
+// ---- speed against a naive loop (printed, not asserted) ---------------------------------
+TEST_F(NnKernels, Conv2dSpeedAgainstNaiveLoop) {
+  Shape xs = {1, 64, 56, 56}, ws = {64, 64, 3, 3};
+  Attrs a{{"padding", AttrValue::ints({1, 1, 1, 1})}};
+  Kernel k = build("nn.conv2d", {Type::tensor(xs, f32), Type::tensor(ws, f32)}, a);
+  Data x = random(xs, rng), w = random(ws, rng);
+  double t = 0;
+  run(k, {x, w}, {1, 64, 56, 56}, {}, 1);
+  run(k, {x, w}, {1, 64, 56, 56}, {}, 5, &t);
+  std::vector<float> out(64 * 56 * 56);
+  auto t0 = std::chrono::steady_clock::now();
+  for (int o = 0; o < 64; ++o)
+    for (int y = 0; y < 56; ++y)
+      for (int q = 0; q < 56; ++q) {
+        float acc = 0;
+        for (int c = 0; c < 64; ++c)
+          for (int r = 0; r < 3; ++r)
+            for (int s = 0; s < 3; ++s) {
+              int iy = y + r - 1, ix = q + s - 1;
+              if (iy >= 0 && iy < 56 && ix >= 0 && ix < 56) acc += x.v[(c * 56 + iy) * 56 + ix] * w.v[((o * 64 + c) * 3 + r) * 3 + s];
+            }
+        out[(o * 56 + y) * 56 + q] = acc;
+      }
+  double naive = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double gflop = 2.0 * 64 * 56 * 56 * 64 * 9 / 1e9;
+  std::printf("conv2d 64x56x56 3x3 (%s): %.3f ms (%.1f GFLOP/s), naive C++ loop %.3f ms (%.1f GFLOP/s)\n",
+              k.impl.c_str(), t * 1e3, gflop / t, naive * 1e3, gflop / naive);
+  EXPECT_GT(out[0] + 1, -1e30f);
+}
+
+}  // namespace
+}  // namespace anvil::ops
