@@ -435,8 +435,38 @@ VmCodegenResult vm_codegen(const graph::IRModule& mod, const VmCodegenOptions& o
   b.emit_call("vm.builtin.copy", {Arg::constant(b.add_constant(Value(result.memory_plan.to_json())))}, 0);
   b.emit_ret(0);
   b.end_function();
+  // The module's output names (ONNX graph outputs), for runners that key outputs by name.
+  if (graph::has_attr(mod.attrs, "output_names")) {
+    b.begin_function(kOutputNamesFunction, {});
+    std::vector<Arg> names;
+    for (const std::string& n : graph::get_strings(mod.attrs, "output_names"))
+      names.push_back(Arg::constant(b.add_constant(Value(n))));
+    b.emit_call("vm.builtin.make_tuple", names, 0);
+    b.emit_ret(0);
+    b.end_function();
+  }
   result.exec = b.get();
   return result;
+}
+
+std::optional<std::vector<std::string>> read_output_names(const vm::Executable& exec) {
+  if (!exec.defined()) return std::nullopt;
+  int64_t index = exec->find_function(kOutputNamesFunction);
+  if (index < 0) return std::nullopt;
+  const vm::FuncInfo& info = exec->func_table[static_cast<size_t>(index)];
+  if (info.kind != vm::FuncKind::kVMFunc || info.end_instr - info.start_instr < 2) return std::nullopt;
+  const vm::Word* call = exec->instruction(info.start_instr);
+  if (call[0] != static_cast<vm::Word>(vm::Opcode::kCall) || call[3] < 0) return std::nullopt;
+  std::vector<std::string> names;
+  for (int64_t i = 0; i < call[3]; ++i) {
+    Arg a = Arg::decode(call[4 + i]);
+    if (a.kind != vm::ArgKind::kConstant || a.value < 0 || a.value >= static_cast<int64_t>(exec->constants.size()))
+      return std::nullopt;
+    const Value& v = exec->constants[static_cast<size_t>(a.value)];
+    if (v.kind() != ValueKind::kString) return std::nullopt;
+    names.push_back(v.as_string());
+  }
+  return names;
 }
 
 std::optional<MemoryPlan> read_memory_plan(const vm::Executable& exec) {

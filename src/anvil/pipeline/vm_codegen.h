@@ -20,13 +20,11 @@
 //     TupleGetItem -> tuple_getitem; constants go to the constant pool;
 //   * ret of the result (a tensor, or a tuple as an array).
 //
-// Memory (MemoryPlan): with plan_memory, every output of static size is placed in a storage
-// chosen by a liveness plan over the bindings — a storage whose tensors are all dead (their
-// last use, through views and tuples too, is an earlier binding) is reused by a later
-// allocation, best fit, growing the largest free storage when none fits; values the function
-// returns are never reused. Outputs of symbolic size get one storage each, of the size computed
-// in the heap, and their registers are cleared after their last use so the VM's pooled
-// allocator recycles them. Without plan_memory: one exact storage per output.
+// Memory: with plan_memory, static-size outputs live in storages chosen by the liveness plan of
+// memory_plan.h (reuse after the last use, through views and tuples; returned values never
+// reused); symbolic-size outputs get a storage each, sized in the heap, and their registers are
+// cleared after their last use so the VM's pooled allocator recycles them. Without
+// plan_memory: one exact storage per output.
 //
 // The plan is kept in the executable as the VM function "__anvil_memory_plan" returning its
 // JSON (read_memory_plan), so `anvil inspect model.so` can print it.
@@ -35,6 +33,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "anvil/graph/function.h"
 #include "anvil/pipeline/memory_plan.h"
@@ -61,5 +60,11 @@ VmCodegenResult vm_codegen(const graph::IRModule& mod, const VmCodegenOptions& o
 inline constexpr const char* kMemoryPlanFunction = "__anvil_memory_plan";
 // The plan stored in an executable (also one loaded from a library); nullopt when it has none.
 std::optional<MemoryPlan> read_memory_plan(const vm::Executable& exec);
+
+// With the module attribute "output_names", the executable has a VM function returning them
+// (a tuple of strings); read_output_names reads them without running it (nullopt: none stored).
+// Input names are main's parameter names (FuncInfo::param_names).
+inline constexpr const char* kOutputNamesFunction = "__anvil_output_names";
+std::optional<std::vector<std::string>> read_output_names(const vm::Executable& exec);
 
 }  // namespace anvil::pipeline

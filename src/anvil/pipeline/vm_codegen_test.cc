@@ -57,6 +57,7 @@ TEST(VmCodegen, StaticChainWithConstantAndReuse) {
   EXPECT_EQ(plan.planned_bytes, 2 * 512);
   EXPECT_LT(plan.planned_bytes, plan.unplanned_bytes);
   EXPECT_EQ(plan.num_dynamic_tensors, 0);
+  EXPECT_FALSE(read_output_names(run.result.exec).has_value());
   std::optional<MemoryPlan> stored = read_memory_plan(run.result.exec);
   ASSERT_TRUE(stored.has_value());
   EXPECT_EQ(stored->to_json(), plan.to_json());
@@ -102,7 +103,9 @@ TEST(VmCodegen, SymbolicBatchOneExecutableManySizes) {
 TEST(VmCodegen, DtypeErrorNamesTheInputAndInputNamesAreUsed) {
   graph::IRModule mod = chain_module({4}, {}, Tensor());
   mod.attrs["input_names"] = graph::AttrValue::strings({"input.1"});
+  mod.attrs["output_names"] = graph::AttrValue::strings({"probs"});
   Compiled run = run_codegen(mod);
+  EXPECT_EQ(read_output_names(run.result.exec), (std::vector<std::string>{"probs"}));
   const vm::FuncInfo& info = run.result.exec->func_table[run.result.exec->find_function("main")];
   EXPECT_EQ(info.param_names, std::vector<std::string>{"input.1"});
   Tensor bad = Tensor::empty({4}, DataType::int64());
