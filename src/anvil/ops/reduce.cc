@@ -9,7 +9,8 @@
 //   argmax/argmin: the extreme value, then the smallest (largest with select_last_index) index
 //     holding it;
 //   cumsum: out[i] = sum over k of (k <= i ? x[k] : 0) along the axis (quadratic in the axis
-//     length: fine for masks and positions, not for long sequences).
+//     length: fine for masks and positions, not for long sequences);
+//   topk: a rank per element, then a gather of ranks 0..k-1 (quadratic as well, see compute_topk).
 #include <algorithm>
 
 #include "anvil/base/error.h"
@@ -223,6 +224,54 @@ std::vector<te::Tensor> compute_cumsum(const graph::CallNode& call, const te::Te
   return {map(p, red, out, [](const PrimExpr& v) { return v; }, "cumsum")};
 }
 
+// topk by ranking: rank[i] = the number of elements before x[i] in the output order (better, or
+// equal and at a lower index: ONNX's tie rule), a permutation of the axis; output j gathers the
+// element of rank j. Quadratic in the axis length; the output is always sorted.
+std::vector<te::Tensor> compute_topk(const graph::CallNode& call, const te::Tensor& x) {
+  int axis = graph::ops::normalize_axis(graph::get_int(call.attrs(), "axis", -1), x.ndim());
+  bool largest = graph::get_int(call.attrs(), "largest", 1) != 0;
+  DataType out = x.dtype(), acc = compute_dtype(out), i64 = DataType::int64();
+  PrimExpr n = x.shape()[axis];
+  auto along = [&](const std::vector<Var>& idx, const PrimExpr& a) {
+    std::vector<PrimExpr> in(idx.begin(), idx.end());
+    in[axis] = a;
+    return in;
+  };
+  te::IterVar q = te::reduce_axis(0, n, "q");
+  te::Tensor rank = te::compute(
+      x.shape(),
+      [&](const std::vector<Var>& idx) {
+        PrimExpr xi = convert(acc, x(std::vector<PrimExpr>(idx.begin(), idx.end())));
+        PrimExpr xq = convert(acc, x(along(idx, q.var())));
+        PrimExpr before = (largest ? xq > xi : xq < xi) || (ir::eq(xq, xi) && q.var() < idx[axis]);
+        return te::sum(ir::select(before, ir::int_imm(1), ir::int_imm(0)), {q});
+      },
+      "topk.rank");
+  const std::vector<PrimExpr>& out_shape = call.type().field(0).shape();
+  auto gather = [&](DataType dtype, const std::function<PrimExpr(const std::vector<Var>&, const PrimExpr&)>& value,
+                    const std::string& name) {
+    te::IterVar i = te::reduce_axis(0, n, "i");
+    return te::compute(
+        out_shape,
+        [&](const std::vector<Var>& idx) {
+          PrimExpr hit = ir::eq(rank(along(idx, i.var())), idx[axis]);
+          return te::sum(ir::select(hit, value(idx, i.var()), ir::make_zero(dtype)), {i});
+        },
+        name);
+  };
+  te::Tensor values = gather(acc, [&](const std::vector<Var>& idx, const PrimExpr& i) {
+    return convert(acc, x(along(idx, i)));
+  }, acc == out ? "topk.values" : "topk.values.f32");
+  te::Tensor indices = gather(i64, [&](const std::vector<Var>&, const PrimExpr& i) { return ir::cast(i64, i); },
+                              "topk.indices");
+  if (acc != out) {
+    ReducePlan p;
+    p.out_shape = out_shape;
+    values = map(p, values, out, [](const PrimExpr& v) { return v; }, "topk.values");
+  }
+  return {values, indices};
+}
+
 void add(const std::string& op, std::vector<te::Tensor> (*f)(const graph::CallNode&, const te::Tensor&)) {
   OpImplementation impl;
   impl.name = op + ".cpu";
@@ -239,6 +288,7 @@ void register_reduce_strategies() {
   add("argmax", compute_arg);
   add("argmin", compute_arg);
   add("cumsum", compute_cumsum);
+  add("topk", compute_topk);
 }
 
 }  // namespace anvil::ops

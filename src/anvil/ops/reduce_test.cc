@@ -1,4 +1,4 @@
-// Reduction kernels (sum, mean, max, min, prod, argmax, argmin, cumsum) lowered through
+// Reduction kernels (sum, mean, max, min, prod, argmax, argmin, cumsum, topk) lowered through
 // ops::lower_call, built for llvm and run on random inputs (seed printed) against naive double
 // references: inner and outer axes (the vectorised schedule), all axes, keepdims on and off,
 // a 37-long axis, a symbolic dim, float16 (accumulated in float32) and int32 data.
@@ -229,6 +229,40 @@ TEST_F(ReduceKernels, CumsumForwardReverseExclusive) {
         }
         EXPECT_EQ(bad, 0);
       }
+    }
+  }
+}
+
+TEST_F(ReduceKernels, TopkSortedWithLowerIndexFirstOnTies) {
+  ir::Var n = ir::size_var("n");
+  std::vector<int64_t> shape = {3, 37};
+  std::vector<double> x = random_values(numel(shape), rng, -6, 6, true);  // ties
+  Tensor in = make_tensor(shape, DataType::float32(), x);
+  for (int axis : {0, 1}) {
+    for (int largest : {0, 1}) {
+      int64_t k = axis == 1 ? 5 : 2, len = shape[axis], other = shape[1 - axis];
+      SCOPED_TRACE(::testing::Message() << "axis " << axis << " largest " << largest);
+      Type t = Type::tensor({ir::int_imm(3), n}, DataType::float32());
+      Kernel kn = build_kernel("topk", {t}, {{"k", k}, {"axis", axis}, {"largest", largest}});
+      std::vector<int64_t> out_shape = shape;
+      out_shape[axis] = k;
+      std::vector<Tensor> outs = run_kernel(kn, {in}, {out_shape, out_shape}, {{"n", 37}});
+      int bad = 0;
+      for (int64_t o = 0; o < other; ++o) {
+        auto at = [&](int64_t j) { return axis == 1 ? o * 37 + j : j * 37 + o; };
+        auto out_at = [&](int64_t j) { return axis == 1 ? o * k + j : j * 37 + o; };
+        std::vector<int64_t> order(static_cast<size_t>(len));
+        for (int64_t j = 0; j < len; ++j) order[j] = j;
+        std::stable_sort(order.begin(), order.end(),
+                         [&](int64_t a, int64_t b) { return largest ? x[at(a)] > x[at(b)] : x[at(a)] < x[at(b)]; });
+        for (int64_t j = 0; j < k; ++j) {
+          double v = get(outs[0], out_at(j)), idx = get(outs[1], out_at(j));
+          if ((v != x[at(order[j])] || idx != order[j]) && ++bad <= 5)
+            ADD_FAILURE() << "row " << o << " rank " << j << ": " << v << " at " << idx << ", want " << x[at(order[j])]
+                          << " at " << order[j];
+        }
+      }
+      EXPECT_EQ(bad, 0);
     }
   }
 }
