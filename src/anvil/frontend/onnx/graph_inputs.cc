@@ -89,6 +89,7 @@ void import_initializers(const GraphProto& graph, ImportState& state) {
     ImportedValue v;
     v.expr = graph::Constant::make(value);
     v.known = known_values_of(value);
+    v.known_shape = value.shape();
     if (!state.values.emplace(t.name(), std::move(v)).second) value_error("onnx: initializer '", t.name(), "' is defined twice");
   }
 }

@@ -73,8 +73,13 @@ class ImportContext {
   virtual graph::Expr emit(const std::string& op, std::vector<graph::Expr> args, graph::Attrs attrs = {}) = 0;
   // A constant expression of a tensor.
   virtual graph::Expr constant(const Tensor& value) = 0;
-  // Records known values for output i (the converter still returns an expression for it).
-  virtual void set_known_values(int output, std::vector<ir::PrimExpr> values) = 0;
+  // Records known values for output i. The converter returns an expression for it, or an
+  // undefined Expr to leave it to input(), which materialises it on first use as an int64 tensor
+  // of `shape` (default: 1-d; {} for a scalar): a Constant, or shape_to_tensor when symbolic.
+  virtual void set_known_values(int output, std::vector<ir::PrimExpr> values,
+                                std::optional<std::vector<int64_t>> shape = std::nullopt) = 0;
+  // The tensor shape of input i's known values (without materialising it); nullopt when not known.
+  virtual std::optional<std::vector<int64_t>> known_shape(int i) const = 0;
 
   [[noreturn]] virtual void unsupported(const std::string& what) const = 0;
   [[noreturn]] virtual void bad_model(const std::string& what) const = 0;

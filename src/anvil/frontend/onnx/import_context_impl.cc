@@ -19,14 +19,13 @@ bool all_constant(const std::vector<ir::PrimExpr>& values) {
   return true;
 }
 
-// The tensor of a value whose known values are all constants: the dtype and shape of its
-// expression when it has a static one of as many elements, else 1-d int64. nullopt when a value
-// is symbolic or the expression's type does not fit.
+}  // namespace
+
 std::optional<Tensor> tensor_of_known(const ImportedValue& v) {
   if (!v.known || !all_constant(*v.known)) return std::nullopt;
   const std::vector<ir::PrimExpr>& values = *v.known;
   DataType dtype = DataType::int64();
-  std::vector<int64_t> shape{static_cast<int64_t>(values.size())};
+  std::vector<int64_t> shape = v.known_shape;
   if (v.expr.defined()) {
     const graph::Type& t = v.expr.type();
     if (!t.is_tensor() || !t.has_rank()) return std::nullopt;
@@ -47,6 +46,35 @@ std::optional<Tensor> tensor_of_known(const ImportedValue& v) {
   }
   return out;
 }
+
+graph::Expr materialize(ImportState& state, ImportedValue& v, const std::string& binding_name) {
+  if (v.expr.defined() && v.expr.as<graph::ConstantNode>()) return v.expr;
+  // Integer values known at import become constants: shape sub-graphs fold as they import.
+  if (auto t = tensor_of_known(v)) {
+    v.expr = graph::Constant::make(*t);
+    return v.expr;
+  }
+  if (v.expr.defined()) return v.expr;
+  ANVIL_ICHECK(v.known.has_value(), "a value with neither an expression nor known values");
+  graph::Expr shape;
+  try {
+    shape = graph::ShapeExpr::make(*v.known);
+  } catch (const Error& e) {
+    not_implemented_error("it is used as a tensor, but its values are known only as expressions that are not all ",
+                          "dimensions (", e.what(), ")");
+  }
+  graph::BlockBuilder& b = state.builder;
+  graph::Expr out = b.emit_call("shape_to_tensor", {shape}, {}, binding_name);
+  if (v.known_shape != std::vector<int64_t>{static_cast<int64_t>(v.known->size())}) {
+    std::vector<ir::PrimExpr> dims;
+    for (int64_t d : v.known_shape) dims.push_back(graph::dim_expr(d));
+    out = b.emit_call("reshape", {out, graph::ShapeExpr::make(dims)}, {}, binding_name);
+  }
+  v.expr = out;
+  return v.expr;
+}
+
+namespace {
 
 std::string attr_kind_name(int kind) {
   if (kind == AttributeProto::UNDEFINED) return "empty (no value)";
@@ -69,6 +97,12 @@ int attr_kind(const AttributeProto& a) {
   if (a.tensors_size()) return AttributeProto::TENSORS;
   if (a.graphs_size()) return AttributeProto::GRAPHS;
   return AttributeProto::UNDEFINED;
+}
+
+bool d_ok(const std::vector<int64_t>& shape) {
+  for (int64_t d : shape)
+    if (d < 0) return false;
+  return true;
 }
 
 }  // namespace
@@ -106,7 +140,8 @@ std::string node_label(const NodeProto& node, int index, int opset) {
 
 NodeContext::NodeContext(ImportState& state, const NodeProto& node, int index)
     : state_(state), node_(node), prefix_("onnx: " + node_label(node, index, state.opset)),
-      output_known_(static_cast<size_t>(node.output_size())) {
+      output_known_(static_cast<size_t>(node.output_size())),
+      output_known_shape_(static_cast<size_t>(node.output_size())) {
   for (const std::string& out : node.output()) {
     if (!out.empty()) {
       binding_name_ = sanitize_name(out);
@@ -127,23 +162,12 @@ const ImportedValue& NodeContext::value(int i) const {
 
 graph::Expr NodeContext::input(int i) {
   auto& v = const_cast<ImportedValue&>(value(i));
-  if (v.expr.defined() && v.expr.as<graph::ConstantNode>()) return v.expr;
-  // Integer values known at import become constants: shape sub-graphs fold as they import.
-  if (auto t = tensor_of_known(v)) {
-    v.expr = graph::Constant::make(*t);
-    return v.expr;
-  }
-  if (v.expr.defined()) return v.expr;
-  ANVIL_ICHECK(v.known.has_value(), prefix_, ": input '", node_.input(i), "' has neither an expression nor known values");
-  graph::Expr shape;
   try {
-    shape = graph::ShapeExpr::make(*v.known);
+    return materialize(state_, v, binding_name_);
   } catch (const Error& e) {
-    unsupported(str_cat("input ", i, " ('", node_.input(i), "') is used as a tensor, but its values are known only as ",
-                "dimensions and are not all dimensions (", e.what(), ")"));
+    if (std::strncmp(e.what(), "onnx: ", 6) == 0) throw;
+    throw Error(e.kind(), str_cat(prefix_, ": input ", i, " ('", node_.input(i), "'): ", e.what()));
   }
-  v.expr = emit("shape_to_tensor", {shape}, {});
-  return v.expr;
 }
 
 std::optional<Tensor> NodeContext::constant_input(int i) const {
@@ -156,6 +180,13 @@ std::optional<Tensor> NodeContext::constant_input(int i) const {
 std::optional<std::vector<ir::PrimExpr>> NodeContext::known_values(int i) const {
   if (!has_input(i)) return std::nullopt;
   return value(i).known;
+}
+
+std::optional<std::vector<int64_t>> NodeContext::known_shape(int i) const {
+  if (!has_input(i)) return std::nullopt;
+  const ImportedValue& v = value(i);
+  if (!v.known) return std::nullopt;
+  return v.known_shape;
 }
 
 std::vector<int64_t> NodeContext::const_ints(int i, const std::string& what) const {
@@ -259,10 +290,18 @@ graph::Expr NodeContext::emit(const std::string& op, std::vector<graph::Expr> ar
 
 graph::Expr NodeContext::constant(const Tensor& value) { return graph::Constant::make(value); }
 
-void NodeContext::set_known_values(int output, std::vector<ir::PrimExpr> values) {
+void NodeContext::set_known_values(int output, std::vector<ir::PrimExpr> values,
+                                   std::optional<std::vector<int64_t>> shape) {
   ANVIL_ICHECK(output >= 0 && output < node_.output_size(), prefix_, ": set_known_values of output ", output,
                " of a node with ", node_.output_size(), " outputs");
+  if (shape) {
+    int64_t n = 1;
+    for (int64_t d : *shape) n *= d;
+    ANVIL_ICHECK(d_ok(*shape) && n == static_cast<int64_t>(values.size()), prefix_, ": set_known_values of ",
+                 values.size(), " values with a shape of ", n, " elements");
+  }
   output_known_[static_cast<size_t>(output)] = std::move(values);
+  output_known_shape_[static_cast<size_t>(output)] = std::move(shape);
 }
 
 void NodeContext::unsupported(const std::string& what) const { not_implemented_error(prefix_, ": ", what); }
@@ -282,10 +321,17 @@ void NodeContext::convert(const Converter& converter) {
     if (name.empty()) continue;
     ImportedValue v;
     if (static_cast<size_t>(i) < outs.size()) v.expr = outs[static_cast<size_t>(i)];
+    const auto* c = v.expr.as<graph::ConstantNode>();
     if (output_known_[static_cast<size_t>(i)]) {
       v.known = std::move(output_known_[static_cast<size_t>(i)]);
-    } else if (const auto* c = v.expr.as<graph::ConstantNode>()) {
+      // The shape: the expression's when static, else the one given, else 1-d.
+      std::optional<std::vector<int64_t>> s;
+      if (v.expr.defined() && v.expr.type().is_tensor() && v.expr.type().has_rank()) s = v.expr.type().static_shape();
+      if (!s) s = std::move(output_known_shape_[static_cast<size_t>(i)]);
+      v.known_shape = s ? *s : std::vector<int64_t>{static_cast<int64_t>(v.known->size())};
+    } else if (c != nullptr) {
       v.known = known_values_of(c->data());
+      v.known_shape = c->data().shape();
     }
     if (!v.expr.defined() && !v.known) {
       v.missing = str_cat("output ", i, " of ", prefix_.substr(6), " is not produced (Anvil's converter does not support it)");

@@ -22,11 +22,12 @@ inline constexpr int64_t kMaxKnownElements = 64;
 
 struct ImportedValue {
   // Undefined for a value that has only known values: a converter may leave the expression to
-  // input(), which materialises it on first use as a 1-d int64 tensor (a Constant, or
-  // shape_to_tensor of a ShapeExpr when a value is symbolic). A converter whose output is not
-  // 1-d int64 returns an expression.
+  // input(), which materialises it on first use as an int64 tensor of known_shape (a Constant,
+  // or shape_to_tensor of a ShapeExpr, reshaped when not 1-d, when a value is symbolic).
   graph::Expr expr;
   std::optional<std::vector<ir::PrimExpr>> known;
+  // The tensor shape of the known values (as many elements as `known`).
+  std::vector<int64_t> known_shape;
   // Set when a converter produced no expression for this output: the reason names the node.
   std::optional<std::string> missing;
 };
@@ -42,6 +43,16 @@ struct ImportState {
 // immediates (int64 where a value does not fit int32, e.g. Slice's INT64_MAX ends); nullopt for
 // other tensors.
 std::optional<std::vector<ir::PrimExpr>> known_values_of(const Tensor& t);
+
+// The tensor of a value whose known values are all constants: the dtype and shape of its
+// expression when it has a static one of as many elements, else int64 of known_shape. nullopt
+// when a value is symbolic or the expression's type does not fit.
+std::optional<Tensor> tensor_of_known(const ImportedValue& v);
+
+// The value as a tensor expression: a Constant when its known values are all constants, its
+// expression, or (known values only, symbolic) shape_to_tensor of them, bound in state.builder
+// (names `binding_name`) and kept in v.expr. Errors do not name the node (callers add it).
+graph::Expr materialize(ImportState& state, ImportedValue& v, const std::string& binding_name);
 
 // A name for the printer and parser: ONNX names are any string ("input.1", "onnx::Gemm_0",
 // "batch*2"); characters outside [A-Za-z0-9_] become '_', a leading digit gets a '_' in front,
@@ -80,7 +91,9 @@ class NodeContext final : public ImportContext {
 
   graph::Expr emit(const std::string& op, std::vector<graph::Expr> args, graph::Attrs attrs) override;
   graph::Expr constant(const Tensor& value) override;
-  void set_known_values(int output, std::vector<ir::PrimExpr> values) override;
+  void set_known_values(int output, std::vector<ir::PrimExpr> values,
+                        std::optional<std::vector<int64_t>> shape = std::nullopt) override;
+  std::optional<std::vector<int64_t>> known_shape(int i) const override;
 
   [[noreturn]] void unsupported(const std::string& what) const override;
   [[noreturn]] void bad_model(const std::string& what) const override;
@@ -102,6 +115,7 @@ class NodeContext final : public ImportContext {
   std::string prefix_;
   std::string binding_name_;  // the bindings a node emits are named after its first output
   std::vector<std::optional<std::vector<ir::PrimExpr>>> output_known_;
+  std::vector<std::optional<std::vector<int64_t>>> output_known_shape_;
 };
 
 }  // namespace anvil::frontend::onnx

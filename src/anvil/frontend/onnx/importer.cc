@@ -46,26 +46,11 @@ graph::Expr output_expr(ImportState& state, const ValueInfoProto& out) {
   }
   ImportedValue& v = it->second;
   if (v.missing) not_implemented_error("onnx: graph output '", out.name(), "': ", *v.missing);
-  if (v.expr.defined()) return v.expr;
-  // Only known values (a shape computation that ends the graph): a 1-d int64 tensor of them.
-  std::vector<int64_t> ints;
-  for (const ir::PrimExpr& e : *v.known) {
-    auto c = ir::as_const_int(e);
-    if (!c) break;
-    ints.push_back(*c);
+  try {
+    return materialize(state, v, sanitize_name(out.name()));
+  } catch (const Error& e) {
+    throw Error(e.kind(), str_cat("onnx: graph output '", out.name(), "': ", e.what()));
   }
-  if (ints.size() == v.known->size()) {
-    Tensor t = Tensor::empty({static_cast<int64_t>(ints.size())}, DataType::int64());
-    for (size_t i = 0; i < ints.size(); ++i) static_cast<int64_t*>(t.data())[i] = ints[i];
-    v.expr = graph::Constant::make(t);
-  } else {
-    try {
-      v.expr = state.builder.emit_call("shape_to_tensor", {graph::ShapeExpr::make(*v.known)}, {}, sanitize_name(out.name()));
-    } catch (const Error& e) {
-      throw Error(e.kind(), str_cat("onnx: graph output '", out.name(), "': ", e.what()));
-    }
-  }
-  return v.expr;
 }
 
 graph::IRModule import_model(const ModelProto& proto, const std::filesystem::path& base_dir,

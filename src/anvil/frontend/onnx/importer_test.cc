@@ -31,6 +31,11 @@ void register_test_converters() {
       ctx.set_known_values(0, ctx.input(0).type().shape());
       return std::vector<graph::Expr>{};
     });
+    // Output 0: dim 0 of input 0 as a known scalar (0-d) only.
+    register_converter("TestDim0", [](ImportContext& ctx) {
+      ctx.set_known_values(0, {ctx.input(0).type().dim(0)}, std::vector<int64_t>{});
+      return std::vector<graph::Expr>{graph::Expr()};
+    });
     register_converter("TestConstInts", [](ImportContext& ctx) {
       g_const_ints = ctx.const_ints(1, "shape");
       return std::vector<graph::Expr>{ctx.input(0)};
@@ -197,6 +202,24 @@ TEST(OnnxImporter, KnownValuesFoldToConstantsOrBecomeShapeToTensor) {
     EXPECT_EQ(graph::to_string(smod.main().result().type()), "Tensor[(2,), int64]");
   } else {
     EXPECT_NE(error_of([&] { s.import(); }).find("unknown graph operator 'shape_to_tensor'"), std::string::npos);
+  }
+
+  // A scalar known value keeps its shape () when it becomes a tensor.
+  for (const char* dim : {"7", "n"}) {
+    Model d;
+    d.input("y", TensorProto::FLOAT, {dim, "5"});
+    d.node("TestDim0", {"y"}, {"n0"});
+    d.node("TestIdentity", {"n0"}, {"out"});
+    d.output("out");
+    if (graph::find_op("shape_to_tensor") && graph::find_op("reshape")) {
+      graph::IRModule dmod = d.import();
+      EXPECT_EQ(graph::to_string(dmod.main().result().type()), "Tensor[(), int64]");
+      if (std::string(dim) == "7") {
+        const auto* c = dmod.main().result().as<graph::ConstantNode>();
+        ASSERT_NE(c, nullptr);
+        EXPECT_EQ(static_cast<const int64_t*>(c->data().data())[0], 7);
+      }
+    }
   }
 
   Model k;
