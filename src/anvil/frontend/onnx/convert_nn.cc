@@ -1,0 +1,363 @@
+// ONNX converters of the nn family (graph/ops/nn.cc): Conv, ConvTranspose (1-d through a
+// reshape to 2-d; auto_pad from static spatial dims), Gemm (alpha, beta, transA, transB, C
+// broadcast), MatMul (a constant 2-d B becomes nn.dense with the weight transposed at import,
+// the leading dims of A flattened so the kernel is a 2-d GEMM), BatchNormalization (inference),
+// Instance/Layer/Group/RMS normalisation, LRN, MaxPool/AveragePool (1-d through 2-d; ceil_mode,
+// count_include_pad, dilations), GlobalAverage/MaxPool, Softmax/LogSoftmax (opset < 13:
+// flattened to 2-d at `axis`, as those opsets define it).
+#include <cstring>
+
+#include "anvil/base/error.h"
+#include "anvil/frontend/onnx/converters.h"
+#include "anvil/graph/ops/op_util.h"
+#include "anvil/ir/expr_ops.h"
+
+namespace anvil::frontend::onnx {
+namespace {
+
+using graph::AttrValue;
+using graph::Attrs;
+using graph::Expr;
+using graph::Type;
+using ir::PrimExpr;
+
+const Type& input_type(ImportContext& ctx, int i) {
+  const Type& t = ctx.input(i).type();
+  if (!t.is_tensor() || !t.has_rank()) ctx.unsupported("input " + std::to_string(i) + " must be a tensor of known rank");
+  return t;
+}
+
+Expr reshape(ImportContext& ctx, const Expr& x, std::vector<PrimExpr> shape) {
+  return ctx.emit("reshape", {x, graph::ShapeExpr::make(std::move(shape))});
+}
+
+// A 0-d tensor of dtype holding v (float types only).
+Expr scalar(ImportContext& ctx, DataType dtype, double v) {
+  Tensor t = Tensor::empty({}, dtype);
+  if (dtype == DataType::float32()) *static_cast<float*>(t.data()) = static_cast<float>(v);
+  else if (dtype == DataType::float64()) *static_cast<double*>(t.data()) = v;
+  else ctx.unsupported(str_cat("a scale factor on dtype ", dtype));
+  return ctx.constant(t);
+}
+
+// [K, N] -> [N, K] of a constant matrix (any element size).
+Tensor transposed(const Tensor& t) {
+  const int64_t r = t.shape()[0], c = t.shape()[1];
+  Tensor out = Tensor::empty({c, r}, t.dtype());
+  const size_t es = t.dtype().bytes();
+  const char* src = static_cast<const char*>(t.data());
+  char* dst = static_cast<char*>(out.data());
+  for (int64_t i = 0; i < r; ++i)
+    for (int64_t j = 0; j < c; ++j) std::memcpy(dst + (j * r + i) * es, src + (i * c + j) * es, es);
+  return out;
+}
+
+// --- convolution and pooling windows ---------------------------------------------------------
+
+struct Window {
+  std::vector<int64_t> kernel, strides, dilations, pads;  // 2-d: pads top, left, bottom, right
+  bool one_d = false;
+};
+
+// Kernel/strides/dilations/pads of a 1-d or 2-d window (1-d lifted to height 1) and auto_pad
+// resolved against the static spatial dims. transpose: ConvTranspose's SAME rule.
+Window window(ImportContext& ctx, const Type& x, std::vector<int64_t> kernel) {
+  const int sd = x.ndim() - 2;
+  if (sd != 1 && sd != 2) ctx.unsupported(std::to_string(sd) + "-d spatial data (only 1-d and 2-d)");
+  if (static_cast<int>(kernel.size()) != sd) ctx.bad_model("kernel_shape has " + std::to_string(kernel.size()) + " values");
+  std::vector<int64_t> strides = ctx.attr_ints("strides", std::vector<int64_t>(sd, 1));
+  std::vector<int64_t> dil = ctx.attr_ints("dilations", std::vector<int64_t>(sd, 1));
+  std::vector<int64_t> pads = ctx.attr_ints("pads", std::vector<int64_t>(2 * sd, 0));
+  if (static_cast<int>(strides.size()) != sd || static_cast<int>(dil.size()) != sd ||
+      static_cast<int>(pads.size()) != 2 * sd)
+    ctx.bad_model("strides/dilations/pads do not match the " + std::to_string(sd) + "-d kernel");
+  std::string auto_pad = ctx.attr_string("auto_pad", std::string("NOTSET"));
+  if (auto_pad == "VALID") {
+    pads.assign(2 * sd, 0);
+  } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    for (int i = 0; i < sd; ++i) {
+      std::optional<int64_t> in = ir::as_const_int(x.dim(2 + i));
+      if (!in) ctx.unsupported("auto_pad " + auto_pad + " on a symbolic spatial dim");
+      int64_t out = (*in + strides[i] - 1) / strides[i];
+      int64_t total = std::max<int64_t>(0, (out - 1) * strides[i] + (kernel[i] - 1) * dil[i] + 1 - *in);
+      int64_t small = total / 2, big = total - small;
+      pads[i] = auto_pad == "SAME_UPPER" ? small : big;
+      pads[i + sd] = auto_pad == "SAME_UPPER" ? big : small;
+    }
+  } else if (auto_pad != "NOTSET") {
+    ctx.bad_model("auto_pad '" + auto_pad + "'");
+  }
+  Window w;
+  if (sd == 1) {
+    w.one_d = true;
+    w.kernel = {1, kernel[0]}, w.strides = {1, strides[0]}, w.dilations = {1, dil[0]}, w.pads = {0, pads[0], 0, pads[1]};
+  } else {
+    w.kernel = kernel, w.strides = strides, w.dilations = dil, w.pads = pads;
+  }
+  return w;
+}
+
+// [N, C, L] -> [N, C, 1, L] for 1-d windows.
+Expr lift(ImportContext& ctx, const Expr& x, const Window& w) {
+  if (!w.one_d) return x;
+  const Type& t = x.type();
+  return reshape(ctx, x, {t.dim(0), t.dim(1), ir::int_imm(1), t.dim(2)});
+}
+
+Expr lower(ImportContext& ctx, const Expr& y, const Window& w) {
+  if (!w.one_d) return y;
+  const Type& t = y.type();
+  return reshape(ctx, y, {t.dim(0), t.dim(1), t.dim(3)});
+}
+
+std::vector<int64_t> weight_kernel(ImportContext& ctx, const Type& w) {
+  std::vector<int64_t> k;
+  for (int i = 2; i < w.ndim(); ++i) {
+    std::optional<int64_t> c = ir::as_const_int(w.dim(i));
+    if (!c) ctx.unsupported("a weight with a symbolic kernel size");
+    k.push_back(*c);
+  }
+  if (ctx.has_attr("kernel_shape")) {
+    std::vector<int64_t> ks = ctx.attr_ints("kernel_shape");
+    if (ks != k) ctx.bad_model("kernel_shape does not match the weight's shape");
+  }
+  return k;
+}
+
+// y + bias[c] along dim 1 of a 4-d (or lifted) result.
+Expr add_channel_bias(ImportContext& ctx, const Expr& y, int bias_input) {
+  if (!ctx.has_input(bias_input)) return y;
+  Expr b = ctx.input(bias_input);
+  std::vector<PrimExpr> shape = {b.type().dim(0)};
+  for (int i = 2; i < y.type().ndim(); ++i) shape.push_back(ir::int_imm(1));
+  return ctx.emit("add", {y, reshape(ctx, b, shape)});
+}
+
+std::vector<Expr> convert_conv(ImportContext& ctx) {
+  const Type& x = input_type(ctx, 0);
+  const Type& wt = input_type(ctx, 1);
+  Window win = window(ctx, x, weight_kernel(ctx, wt));
+  Expr w = ctx.input(1);
+  if (win.one_d) w = reshape(ctx, w, {wt.dim(0), wt.dim(1), ir::int_imm(1), wt.dim(2)});
+  Attrs a{{"strides", AttrValue::ints(win.strides)},
+          {"padding", AttrValue::ints(win.pads)},
+          {"dilation", AttrValue::ints(win.dilations)},
+          {"groups", AttrValue(ctx.attr_int("group", 1))}};
+  Expr y = ctx.emit("nn.conv2d", {lift(ctx, ctx.input(0), win), w}, a);
+  return {lower(ctx, add_channel_bias(ctx, y, 2), win)};
+}
+
+std::vector<Expr> convert_conv_transpose(ImportContext& ctx) {
+  const Type& x = input_type(ctx, 0);
+  const Type& wt = input_type(ctx, 1);
+  std::vector<int64_t> kernel = weight_kernel(ctx, wt);
+  const int sd = x.ndim() - 2;
+  std::string auto_pad = ctx.attr_string("auto_pad", std::string("NOTSET"));
+  std::vector<int64_t> opad = ctx.attr_ints("output_padding", std::vector<int64_t>(std::max(sd, 0), 0));
+  // SAME / output_shape: the pads follow from the wanted output size (ONNX's rule).
+  std::vector<int64_t> out_shape;
+  if (ctx.has_attr("output_shape")) {
+    out_shape = ctx.attr_ints("output_shape");
+    if (static_cast<int>(out_shape.size()) > sd) out_shape.erase(out_shape.begin(), out_shape.end() - sd);
+  }
+  Window win;
+  {
+    // The pads attribute (or zeros) first; SAME_* and output_shape override them below.
+    Window w0 = window(ctx, x, kernel);  // validates strides/dilations/pads (auto_pad SAME: conv rule, replaced)
+    win = w0;
+  }
+  if (!out_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    std::vector<int64_t> pads(2 * sd);
+    for (int i = 0; i < sd; ++i) {
+      std::optional<int64_t> in = ir::as_const_int(x.dim(2 + i));
+      if (!in) ctx.unsupported("ConvTranspose output_shape/auto_pad on a symbolic spatial dim");
+      const int64_t s = win.one_d ? win.strides[1] : win.strides[i], d = win.one_d ? win.dilations[1] : win.dilations[i];
+      const int64_t want = out_shape.empty() ? *in * s : out_shape[i];
+      const int64_t total = s * (*in - 1) + opad[i] + (kernel[i] - 1) * d + 1 - want;
+      const int64_t half = total / 2;
+      // ONNX: SAME_UPPER puts the smaller half first; otherwise the larger half first.
+      pads[i] = auto_pad == "SAME_UPPER" ? half : total - half;
+      pads[i + sd] = auto_pad == "SAME_UPPER" ? total - half : half;
+    }
+    win.pads = sd == 1 ? std::vector<int64_t>{0, pads[0], 0, pads[1]} : pads;
+  }
+  std::vector<int64_t> opad2 = sd == 1 ? std::vector<int64_t>{0, opad[0]} : opad;
+  Expr w = ctx.input(1);
+  if (win.one_d) w = reshape(ctx, w, {wt.dim(0), wt.dim(1), ir::int_imm(1), wt.dim(2)});
+  Attrs a{{"strides", AttrValue::ints(win.strides)},
+          {"padding", AttrValue::ints(win.pads)},
+          {"output_padding", AttrValue::ints(opad2)},
+          {"dilation", AttrValue::ints(win.dilations)},
+          {"groups", AttrValue(ctx.attr_int("group", 1))}};
+  Expr y = ctx.emit("nn.conv2d_transpose", {lift(ctx, ctx.input(0), win), w}, a);
+  return {lower(ctx, add_channel_bias(ctx, y, 2), win)};
+}
+
+std::vector<Expr> convert_pool(ImportContext& ctx, bool is_max) {
+  if (is_max && ctx.num_outputs() > 1) ctx.unsupported("MaxPool's Indices output");
+  if (is_max && ctx.attr_int("storage_order", 0) != 0) ctx.unsupported("storage_order 1");
+  const Type& x = input_type(ctx, 0);
+  Window win = window(ctx, x, ctx.attr_ints("kernel_shape"));
+  Attrs a{{"pool_size", AttrValue::ints(win.kernel)},
+          {"strides", AttrValue::ints(win.strides)},
+          {"padding", AttrValue::ints(win.pads)},
+          {"dilation", AttrValue::ints(win.dilations)},
+          {"ceil_mode", AttrValue(ctx.attr_int("ceil_mode", 0))}};
+  if (!is_max) a["count_include_pad"] = AttrValue(ctx.attr_int("count_include_pad", 0));
+  Expr y = ctx.emit(is_max ? "nn.max_pool2d" : "nn.avg_pool2d", {lift(ctx, ctx.input(0), win)}, a);
+  return {lower(ctx, y, win)};
+}
+
+std::vector<Expr> convert_global_pool(ImportContext& ctx, bool is_max) {
+  const Type& x = input_type(ctx, 0);
+  const char* op = is_max ? "nn.global_max_pool2d" : "nn.global_avg_pool2d";
+  if (x.ndim() == 4) return {ctx.emit(op, {ctx.input(0)})};
+  if (x.ndim() == 3) {
+    Expr y = ctx.emit(op, {reshape(ctx, ctx.input(0), {x.dim(0), x.dim(1), ir::int_imm(1), x.dim(2)})});
+    return {reshape(ctx, y, {x.dim(0), x.dim(1), ir::int_imm(1)})};
+  }
+  ctx.unsupported("global pooling of rank " + std::to_string(x.ndim()) + " (only 3 and 4)");
+}
+
+// --- GEMM ------------------------------------------------------------------------------------
+
+// a [..., K] times a constant-or-not b [K, N]: nn.dense on the flattened rows when b is a
+// constant matrix (weight transposed here), else matmul.
+Expr matmul_expr(ImportContext& ctx, const Expr& a, const Expr& b, std::optional<Tensor> b_const) {
+  const Type& at = a.type();
+  if (b_const && b_const->shape().size() == 2 && at.ndim() >= 2 && at.dtype().is_float()) {
+    Expr w = ctx.constant(transposed(*b_const));
+    if (at.ndim() == 2) return ctx.emit("nn.dense", {a, w});
+    std::vector<PrimExpr> lead(at.shape().begin(), at.shape().end() - 1);
+    Expr a2 = reshape(ctx, a, {graph::num_elements(lead), at.dim(-1)});
+    Expr y = ctx.emit("nn.dense", {a2, w});
+    lead.push_back(ir::int_imm(b_const->shape()[1]));
+    return reshape(ctx, y, lead);
+  }
+  return ctx.emit("matmul", {a, b});
+}
+
+std::vector<Expr> convert_matmul(ImportContext& ctx) {
+  input_type(ctx, 0);
+  input_type(ctx, 1);
+  return {matmul_expr(ctx, ctx.input(0), ctx.input(1), ctx.constant_input(1))};
+}
+
+std::vector<Expr> convert_gemm(ImportContext& ctx) {
+  const Type& at = input_type(ctx, 0);
+  input_type(ctx, 1);
+  const double alpha = ctx.attr_float("alpha", 1.0), beta = ctx.attr_float("beta", 1.0);
+  const bool ta = ctx.attr_int("transA", 0) != 0, tb = ctx.attr_int("transB", 0) != 0;
+  Expr a = ctx.input(0);
+  if (ta) a = ctx.emit("transpose", {a}, {{"axes", AttrValue::ints({1, 0})}});
+  Expr y;
+  std::optional<Tensor> bc = ctx.constant_input(1);
+  if (tb) {
+    y = ctx.emit("nn.dense", {a, ctx.input(1)});  // B is [N, K]: dense's weight layout
+  } else {
+    y = matmul_expr(ctx, a, ctx.input(1), bc);
+  }
+  if (alpha != 1.0) y = ctx.emit("multiply", {y, scalar(ctx, at.dtype(), alpha)});
+  if (ctx.has_input(2) && beta != 0.0) {
+    Expr c = ctx.input(2);
+    if (beta != 1.0) c = ctx.emit("multiply", {c, scalar(ctx, at.dtype(), beta)});
+    y = ctx.emit("add", {y, c});
+  }
+  return {y};
+}
+
+// --- normalisation ---------------------------------------------------------------------------
+
+std::vector<Expr> convert_batch_norm(ImportContext& ctx) {
+  if (ctx.attr_int("training_mode", 0) != 0) ctx.unsupported("training_mode 1");
+  if (ctx.opset() < 9 && ctx.attr_int("spatial", 1) != 1) ctx.unsupported("spatial 0");
+  for (int i = 1; i < ctx.num_outputs(); ++i) ctx.unsupported("the training outputs (mean, var)");
+  std::vector<Expr> args;
+  for (int i = 0; i < 5; ++i) args.push_back(ctx.input(i));
+  return {ctx.emit("nn.batch_norm", args, {{"epsilon", AttrValue(ctx.attr_float("epsilon", 1e-5))}, {"axis", AttrValue(1)}})};
+}
+
+std::vector<Expr> convert_instance_norm(ImportContext& ctx) {
+  return {ctx.emit("nn.instance_norm", {ctx.input(0), ctx.input(1), ctx.input(2)},
+                   {{"epsilon", AttrValue(ctx.attr_float("epsilon", 1e-5))}})};
+}
+
+std::vector<Expr> convert_layer_norm(ImportContext& ctx) {
+  for (int i = 1; i < ctx.num_outputs(); ++i) ctx.unsupported("the Mean / InvStdDev outputs");
+  std::vector<Expr> args = {ctx.input(0), ctx.input(1)};
+  if (ctx.has_input(2)) args.push_back(ctx.input(2));
+  return {ctx.emit("nn.layer_norm", args,
+                   {{"axis", AttrValue(ctx.attr_int("axis", -1))}, {"epsilon", AttrValue(ctx.attr_float("epsilon", 1e-5))}})};
+}
+
+std::vector<Expr> convert_rms_norm(ImportContext& ctx) {
+  return {ctx.emit("nn.rms_norm", {ctx.input(0), ctx.input(1)},
+                   {{"axis", AttrValue(ctx.attr_int("axis", -1))}, {"epsilon", AttrValue(ctx.attr_float("epsilon", 1e-5))}})};
+}
+
+// Opset 18's scale and bias are per group: repeated per channel (constants only).
+Expr per_channel(ImportContext& ctx, int i, int64_t groups, const PrimExpr& channels) {
+  Expr v = ctx.input(i);
+  std::optional<int64_t> vc = ir::as_const_int(v.type().dim(0)), cc = ir::as_const_int(channels);
+  if (vc && cc && *vc == groups && *cc != groups) {
+    std::optional<Tensor> t = ctx.constant_input(i);
+    if (!t) ctx.unsupported("per-group scale/bias that is not a constant");
+    const int64_t per = *cc / groups;
+    const size_t es = t->dtype().bytes();
+    Tensor out = Tensor::empty({*cc}, t->dtype());
+    for (int64_t c = 0; c < *cc; ++c)
+      std::memcpy(static_cast<char*>(out.data()) + c * es, static_cast<const char*>(t->data()) + (c / per) * es, es);
+    return ctx.constant(out);
+  }
+  return v;
+}
+
+std::vector<Expr> convert_group_norm(ImportContext& ctx) {
+  const Type& x = input_type(ctx, 0);
+  const int64_t g = ctx.attr_int("num_groups");
+  return {ctx.emit("nn.group_norm", {ctx.input(0), per_channel(ctx, 1, g, x.dim(1)), per_channel(ctx, 2, g, x.dim(1))},
+                   {{"num_groups", AttrValue(g)}, {"epsilon", AttrValue(ctx.attr_float("epsilon", 1e-5))}})};
+}
+
+std::vector<Expr> convert_lrn(ImportContext& ctx) {
+  return {ctx.emit("nn.lrn", {ctx.input(0)},
+                   {{"size", AttrValue(ctx.attr_int("size"))},
+                    {"alpha", AttrValue(ctx.attr_float("alpha", 1e-4))},
+                    {"beta", AttrValue(ctx.attr_float("beta", 0.75))},
+                    {"bias", AttrValue(ctx.attr_float("bias", 1.0))}})};
+}
+
+// Opset >= 13: along axis (default -1). Before: the input flattened to 2-d at axis (default 1).
+std::vector<Expr> convert_softmax(ImportContext& ctx, const char* op) {
+  const Type& x = input_type(ctx, 0);
+  if (ctx.opset() >= 13) return {ctx.emit(op, {ctx.input(0)}, {{"axis", AttrValue(ctx.attr_int("axis", -1))}})};
+  const int axis = graph::ops::normalize_axis(ctx.attr_int("axis", 1), std::max(x.ndim(), 1));
+  if (axis == x.ndim() - 1) return {ctx.emit(op, {ctx.input(0)}, {{"axis", AttrValue(-1)}})};
+  std::vector<PrimExpr> outer(x.shape().begin(), x.shape().begin() + axis), inner(x.shape().begin() + axis, x.shape().end());
+  Expr flat = reshape(ctx, ctx.input(0), {graph::num_elements(outer), graph::num_elements(inner)});
+  Expr y = ctx.emit(op, {flat}, {{"axis", AttrValue(1)}});
+  return {reshape(ctx, y, x.shape())};
+}
+
+}  // namespace
+
+void register_nn_converters() {
+  register_converter("Conv", convert_conv);
+  register_converter("ConvTranspose", convert_conv_transpose);
+  register_converter("MaxPool", [](ImportContext& c) { return convert_pool(c, true); });
+  register_converter("AveragePool", [](ImportContext& c) { return convert_pool(c, false); });
+  register_converter("GlobalMaxPool", [](ImportContext& c) { return convert_global_pool(c, true); });
+  register_converter("GlobalAveragePool", [](ImportContext& c) { return convert_global_pool(c, false); });
+  register_converter("MatMul", convert_matmul);
+  register_converter("Gemm", convert_gemm);
+  register_converter("BatchNormalization", convert_batch_norm);
+  register_converter("InstanceNormalization", convert_instance_norm);
+  register_converter("LayerNormalization", convert_layer_norm);
+  register_converter("GroupNormalization", convert_group_norm);
+  register_converter("RMSNormalization", convert_rms_norm);
+  register_converter("LRN", convert_lrn);
+  register_converter("Softmax", [](ImportContext& c) { return convert_softmax(c, "nn.softmax"); });
+  register_converter("LogSoftmax", [](ImportContext& c) { return convert_softmax(c, "nn.log_softmax"); });
+}
+
+}  // namespace anvil::frontend::onnx
