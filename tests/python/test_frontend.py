@@ -117,13 +117,6 @@ def test_reduce_and_broadcast_chain(rng, make_random):
         check_against_ort(exe, model, {"x": make_random((batch, 3, 5, 7))})
 
 
-# MatMul and Conv: the nn family's ONNX converters (convert_nn.cc) are still being written. Only
-# "no converter yet" is tolerated (an expected failure); wrong numbers or any other error fail.
-_NN_PENDING = pytest.mark.xfail(raises=NotImplementedError, strict=False,
-                                reason="nn converters (MatMul, Conv) not registered yet")
-
-
-@_NN_PENDING
 def test_matmul_add_relu_mlp(rng, make_random):
     nodes = [
         helper.make_node("MatMul", ["x", "w1"], ["h"], name="fc1"),
@@ -141,7 +134,6 @@ def test_matmul_add_relu_mlp(rng, make_random):
         check_against_ort(exe, model, {"x": make_random((batch, 8))})
 
 
-@_NN_PENDING
 def test_conv_relu_reshape(rng, make_random):
     shape = helper.make_node("Constant", [], ["shape"], name="target_shape",
                              value=numpy_helper.from_array(np.array([0, -1], np.int64)))
