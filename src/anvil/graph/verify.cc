@@ -1,0 +1,134 @@
+// Graph IR verifier (verify.h).
+#include "anvil/graph/verify.h"
+
+#include <unordered_set>
+
+#include "anvil/base/error.h"
+#include "anvil/graph/builder.h"
+#include "anvil/graph/op_registry.h"
+#include "anvil/graph/printer.h"
+
+namespace anvil::graph {
+namespace {
+
+bool has_unknown_rank(const Type& t) {
+  if (t.is_tensor()) return !t.has_rank();
+  for (const Type& f : t.fields())
+    if (has_unknown_rank(f)) return true;
+  return false;
+}
+
+class Verifier {
+ public:
+  Verifier(const std::string& name, const IRModule* mod, const VerifyOptions& options)
+      : name_(name), mod_(mod), options_(options) {}
+
+  std::vector<std::string> run(const Function& f) {
+    where_ = "parameters";
+    for (const Var& p : f.params()) define(p);
+    for (size_t i = 0; i < f.bindings().size(); ++i) {
+      const Binding& b = f.bindings()[i];
+      where_ = str_cat("binding ", i, " (%", b.var.name(), ")");
+      expr(b.value);
+      if (!type_equal(b.var.type(), b.value.type()))
+        report("the var is typed ", to_string(b.var.type()), " but its value has type ", to_string(b.value.type()));
+      define(b.var);
+    }
+    where_ = "result";
+    expr(f.result());
+    return std::move(errors_);
+  }
+
+ private:
+  template <typename... Args>
+  void report(Args&&... args) {
+    errors_.push_back(str_cat("@", name_, ", ", where_, ": ", std::forward<Args>(args)...));
+  }
+
+  void define(const Var& v) {
+    if (!defined_.insert(v.get()).second) report("%", v.name(), " is bound twice");
+    check_rank(v.type(), "%" + v.name());
+  }
+
+  void check_rank(const Type& t, const std::string& what) {
+    if (!options_.allow_unknown_rank && has_unknown_rank(t))
+      report(what, " has type ", to_string(t), ": a tensor of unknown rank after import");
+  }
+
+  void expr(const Expr& e) {
+    switch (e.kind()) {
+      case ExprKind::kVar:
+        if (!defined_.count(e.get()))
+          report("%", e.as<VarNode>()->name(), " is used but is not a parameter or an earlier binding");
+        return;
+      case ExprKind::kConstant:
+      case ExprKind::kShapeExpr:
+        return;
+      case ExprKind::kTuple:
+        for (const Expr& f : e.as<TupleNode>()->fields()) expr(f);
+        return;
+      case ExprKind::kTupleGetItem:
+        expr(e.as<TupleGetItemNode>()->tuple());
+        return;
+      case ExprKind::kCall:
+        call(*e.as<CallNode>());
+        return;
+    }
+  }
+
+  void call(const CallNode& c) {
+    for (const Expr& a : c.args()) expr(a);
+    check_rank(c.type(), c.op());
+    if (c.op() == kCallTIR) {
+      auto it = c.attrs().find("func");
+      const std::string* func = it == c.attrs().end() ? nullptr : std::get_if<std::string>(&it->second.storage());
+      if (func == nullptr) report("call_tir without a string attribute 'func'");
+      else if (mod_ != nullptr && !mod_->prim_funcs.count(*func)) report("call_tir of '", *func, "', not a PrimFunc of the module");
+      return;
+    }
+    if (find_op(c.op()) == nullptr) {
+      report("call of '", c.op(), "', not a registered operator");
+      return;
+    }
+    try {
+      Type t = infer_call_type(c.op(), c.args(), c.attrs());
+      if (!type_equal(t, c.type()))
+        report("the call of ", c.op(), " is typed ", to_string(c.type()), " but its operator infers ", to_string(t));
+    } catch (const Error& err) {
+      report("the call of ", c.op(), " does not type-check: ", err.what());
+    }
+  }
+
+  std::string name_;
+  const IRModule* mod_;
+  VerifyOptions options_;
+  std::string where_;
+  std::unordered_set<const ExprNode*> defined_;
+  std::vector<std::string> errors_;
+};
+
+}  // namespace
+
+std::vector<std::string> well_formed_errors(const Function& f, const std::string& name, const IRModule* mod,
+                                            const VerifyOptions& options) {
+  return Verifier(name, mod, options).run(f);
+}
+
+std::vector<std::string> well_formed_errors(const IRModule& mod, const VerifyOptions& options) {
+  std::vector<std::string> out;
+  for (const auto& [name, f] : mod.functions) {
+    std::vector<std::string> e = well_formed_errors(f, name, &mod, options);
+    out.insert(out.end(), e.begin(), e.end());
+  }
+  return out;
+}
+
+void check_well_formed(const IRModule& mod, const std::string& stage, const VerifyOptions& options) {
+  std::vector<std::string> errors = well_formed_errors(mod, options);
+  if (errors.empty()) return;
+  std::string lines;
+  for (const std::string& e : errors) lines += "\n  " + e;
+  throw_error(ErrorKind::kInternal, "graph IR after ", stage, " is not well formed:", lines);
+}
+
+}  // namespace anvil::graph
