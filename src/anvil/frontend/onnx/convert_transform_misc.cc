@@ -1,4 +1,4 @@
-// Converters of GatherElements, Trilu, OneHot, DepthToSpace, SpaceToDepth, Resize (opset 10:
+// Converters of GatherElements, GatherND, ScatterElements/Scatter, ScatterND, Trilu, OneHot, DepthToSpace, SpaceToDepth, Resize (opset 10:
 // scales input, asymmetric; 11+: roi/scales/sizes inputs and the coordinate modes) and
 // Upsample (asymmetric), and the helpers
 // the transform family's converter files share (convert_transform_util.h).
@@ -82,6 +82,20 @@ namespace {
 
 std::vector<Expr> convert_gather_elements(ImportContext& ctx) {
   return {ctx.emit("gather_elements", {ctx.input(0), ctx.input(1)}, {{"axis", ctx.attr_int("axis", 0)}})};
+}
+
+std::vector<Expr> convert_gather_nd(ImportContext& ctx) {
+  return {ctx.emit("gather_nd", {ctx.input(0), ctx.input(1)}, {{"batch_dims", ctx.attr_int("batch_dims", 0)}})};
+}
+
+// ScatterElements (and Scatter, its name before opset 11) and ScatterND; reduction from opset 16.
+std::vector<Expr> convert_scatter(ImportContext& ctx) {
+  std::string red = ctx.attr_string("reduction", "none");
+  if (red == "mul") ctx.unsupported("reduction 'mul'");
+  bool nd = ctx.node().op_type() == "ScatterND";
+  Attrs attrs{{"reduction", red}};
+  if (!nd) attrs["axis"] = ctx.attr_int("axis", 0);
+  return {ctx.emit(nd ? "scatter_nd" : "scatter_elements", {ctx.input(0), ctx.input(1), ctx.input(2)}, attrs)};
 }
 
 std::vector<Expr> convert_trilu(ImportContext& ctx) {
@@ -177,6 +191,10 @@ void register_misc_transform_converters() {
   register_converter("Resize", convert_resize);
   register_converter("Upsample", convert_resize);
   register_converter("GatherElements", convert_gather_elements);
+  register_converter("GatherND", convert_gather_nd);
+  register_converter("ScatterElements", convert_scatter);
+  register_converter("Scatter", convert_scatter);
+  register_converter("ScatterND", convert_scatter);
   register_converter("Trilu", convert_trilu);
   register_converter("OneHot", convert_one_hot);
   register_converter("DepthToSpace", convert_depth_to_space);

@@ -112,9 +112,23 @@ std::vector<Expr> convert_constant_of_shape(ImportContext& ctx) {
   return {ctx.emit("full", {graph::ShapeExpr::make(shape)}, {{"value", v}, {"dtype", value.dtype()}})};
 }
 
+// Range with constant inputs (small integer ones fold to constants), or with a symbolic limit
+// and constant start/delta (position ids: Range(0, seq_len, 1)).
 std::vector<Expr> convert_range(ImportContext& ctx) {
   std::optional<Tensor> s = ctx.constant_input(0), l = ctx.constant_input(1), d = ctx.constant_input(2);
-  if (!s || !l || !d) ctx.unsupported("Range with inputs not known at import");
+  if (s && d && !l) {
+    std::optional<Values> limit = ctx.known_values(1);
+    if (!limit || limit->size() != 1) ctx.unsupported("Range with a limit not known at import");
+    double start = tensor_element(*s, 0), delta = tensor_element(*d, 0);
+    if (delta == 0) ctx.bad_model("delta is 0");
+    if (start != std::floor(start) || delta != std::floor(delta)) ctx.unsupported("Range of floats with a symbolic limit");
+    int b = static_cast<int>(start), st = static_cast<int>(delta);
+    PrimExpr lim = (*limit)[0];
+    PrimExpr len = st > 0 ? floordiv(lim - b + (st - 1), st) : floordiv(b - lim + (-st - 1), -st);
+    return {ctx.emit("arange", {graph::ShapeExpr::make({arith::simplify(len)})},
+                     {{"start", start}, {"delta", delta}, {"dtype", s->dtype()}})};
+  }
+  if (!s || !l || !d) ctx.unsupported("Range with start or delta not known at import");
   double start = tensor_element(*s, 0), limit = tensor_element(*l, 0), delta = tensor_element(*d, 0);
   if (delta == 0) ctx.bad_model("delta is 0");
   DataType dt = s->dtype();

@@ -185,5 +185,22 @@ TEST(OnnxTransformConverters, ResizeScalesSizesAndUpsample) {
   EXPECT_EQ(old.type_of("u"), "Tensor[(1, 3, 8, N * 3), float32]");
 }
 
+TEST(OnnxTransformConverters, RangeOfASymbolicLengthAndScatterGatherNd) {
+  Model m(16);
+  m.input("x", TensorProto::FLOAT, {"N", "S"});
+  m.input("ids", TensorProto::INT64, {"2", "1"});
+  m.input("rows", TensorProto::FLOAT, {"2", "S"});
+  m.ints("zero", {0}, true);
+  m.ints("one", {1}, true);
+  m.node("Shape", {"x"}, {"shape"});
+  m.node("Gather", {"shape", "one"}, {"s"});
+  m.node("Range", {"zero", "s", "one"}, {"pos"});
+  m.node("ScatterND", {"x", "ids", "rows"}, {"sc"});
+  m.node("GatherND", {"x", "ids"}, {"g"});
+  EXPECT_EQ(m.type_of("pos"), "Tensor[(S,), int64]");
+  EXPECT_EQ(m.type_of("sc"), "Tensor[(N, S), float32]");
+  EXPECT_EQ(m.type_of("g"), "Tensor[(2, S), float32]");
+}
+
 }  // namespace
 }  // namespace anvil::frontend::onnx

@@ -214,12 +214,20 @@ Type full_type(const CallNode& call) {
   return Type::tensor(shape_arg(call, 0), get_dtype(call.attrs(), "dtype"));
 }
 
+// arange(; start, limit, delta, dtype), or arange(length: ShapeExpr[1]; start, delta, dtype) when
+// the length is symbolic (ONNX Range(0, n, 1) with n a dim).
 Type arange_type(const CallNode& call) {
-  double start = get_float(call.attrs(), "start"), limit = get_float(call.attrs(), "limit");
-  double delta = get_float(call.attrs(), "delta");
+  double start = get_float(call.attrs(), "start"), delta = get_float(call.attrs(), "delta");
   if (delta == 0) value_error("delta is 0");
+  DataType dt = get_dtype(call.attrs(), "dtype");
+  if (!call.args().empty()) {
+    const std::vector<PrimExpr>& len = shape_arg(call, 0);
+    if (len.size() != 1) value_error("length has ", len.size(), " values, expected 1");
+    return Type::tensor(len, dt);
+  }
+  double limit = get_float(call.attrs(), "limit");
   int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((limit - start) / delta)));
-  return Type::tensor(std::vector<int64_t>{n}, get_dtype(call.attrs(), "dtype"));
+  return Type::tensor(std::vector<int64_t>{n}, dt);
 }
 
 Type gather_elements_type(const CallNode& call) {
@@ -366,13 +374,14 @@ void register_transform_ops() {
   reg("pad", 1, 1, kInj, pad_type, "pad(data; pads, mode constant|reflect|edge, pad_value)");
   reg("copy", 1, 1, OpPattern::kElemwise, copy_type, "copy(data)");
   reg("full", 1, 1, kInj, full_type, "full(shape; value, dtype): ONNX ConstantOfShape");
-  reg("arange", 0, 0, kInj, arange_type, "arange(; start, limit, delta, dtype): ONNX Range with known inputs");
+  reg("arange", 0, 1, kInj, arange_type, "arange([length]; start, limit, delta, dtype): ONNX Range");
   reg("gather_elements", 2, 2, kInj, gather_elements_type, "gather_elements(data, indices; axis)");
   reg("trilu", 1, 1, kInj, trilu_type, "trilu(data; k, upper): ONNX Trilu");
   reg("one_hot", 2, 2, kInj, one_hot_type, "one_hot(indices, values[off, on]; depth, axis)");
   reg("depth_to_space", 1, 1, kInj, depth_to_space_type, "depth_to_space(data; blocksize, mode DCR|CRD)");
   reg("space_to_depth", 1, 1, kInj, space_to_depth_type, "space_to_depth(data; blocksize)");
   register_resize_ops();
+  register_gather_scatter_ops();
 }
 
 }  // namespace anvil::graph::ops

@@ -42,5 +42,7 @@ bool products_differ(const std::vector<ir::PrimExpr>& a, const std::vector<ir::P
 
 // resize2d (resize.cc), registered with the transform family.
 void register_resize_ops();
+// gather_nd, scatter_elements, scatter_nd (gather_scatter.cc), registered with the transform family.
+void register_gather_scatter_ops();
 
 }  // namespace anvil::graph::ops
