@@ -1,0 +1,120 @@
+# The nn family's ONNX converters and kernels end to end: small models built with onnx.helper
+# (Conv with auto_pad / groups / dilation / 1-d, ConvTranspose, Gemm forms, MatMul with a constant
+# or a batched B, BatchNormalization, pools with ceil_mode / count_include_pad / SAME_LOWER,
+# global pools, Softmax in opset 11 and 13, LogSoftmax, Layer/Instance/Group normalisation, LRN)
+# imported by anvil.frontend.from_onnx, compiled for llvm, run on the VM and compared with ONNX
+# Runtime on random inputs (seed SEED) within rtol 1e-4 / atol 1e-4.
+import numpy as np
+import pytest
+
+import anvil
+from conftest import SEED, require
+
+def _mods():
+    try:
+        import onnx as o
+        import onnxruntime as r
+        return o, r
+    except ImportError:
+        return None, None
+
+
+O, ORT = _mods()
+
+
+def _model(nodes, inputs, inits=(), opset=17):
+    h = O.helper
+    g = h.make_graph(nodes, "t", inputs, [h.make_tensor_value_info("y", O.TensorProto.FLOAT, None)],
+                     initializer=[O.numpy_helper.from_array(a.astype(np.float32), n) for n, a in inits])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def _vi(name, shape):
+    return O.helper.make_tensor_value_info(name, O.TensorProto.FLOAT, shape)
+
+
+def _x(rng, *shape, scale=1.0):
+    return (rng.uniform(-1, 1, shape) * scale).astype(np.float32)
+
+
+def _cases(rng):
+    n = O.helper.make_node
+    x = lambda *s, scale=1.0: _x(rng, *s, scale=scale)  # noqa: E731
+    return {
+        "conv_same_upper_s2_bias": (_model([n("Conv", ["x", "w", "b"], ["y"], auto_pad="SAME_UPPER", strides=[2, 2])],
+                                           [_vi("x", [1, 3, 9, 10])], [("w", x(8, 3, 3, 3)), ("b", x(8))]),
+                                    {"x": x(1, 3, 9, 10)}),
+        "conv_groups_pads_dilation": (_model([n("Conv", ["x", "w"], ["y"], group=2, pads=[1, 0, 2, 1], dilations=[2, 1])],
+                                             [_vi("x", [2, 4, 11, 12])], [("w", x(6, 2, 3, 3))]), {"x": x(2, 4, 11, 12)}),
+        "conv_depthwise_symbolic_batch": (_model([n("Conv", ["x", "w"], ["y"], group=16, pads=[1, 1, 1, 1], strides=[2, 2])],
+                                                 [_vi("x", ["n", 16, 14, 14])], [("w", x(16, 1, 3, 3))]),
+                                          {"x": x(3, 16, 14, 14)}),
+        "conv_37_channels_7x7_s2": (_model([n("Conv", ["x", "w"], ["y"], pads=[3, 3, 3, 3], strides=[2, 2])],
+                                           [_vi("x", ["n", 37, 19, 19])], [("w", x(32, 37, 7, 7))]), {"x": x(2, 37, 19, 19)}),
+        "conv1d": (_model([n("Conv", ["x", "w", "b"], ["y"], pads=[2, 1], strides=[2])], [_vi("x", [2, 5, 17])],
+                          [("w", x(7, 5, 4)), ("b", x(7))]), {"x": x(2, 5, 17)}),
+        "conv_transpose_s2_output_padding": (
+            _model([n("ConvTranspose", ["x", "w", "b"], ["y"], strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1])],
+                   [_vi("x", [1, 4, 5, 6])], [("w", x(4, 3, 3, 3)), ("b", x(3))]), {"x": x(1, 4, 5, 6)}),
+        "gemm_transb_alpha_beta": (_model([n("Gemm", ["a", "b", "c"], ["y"], alpha=0.5, beta=2.0, transB=1)],
+                                          [_vi("a", [5, 7])], [("b", x(9, 7)), ("c", x(9))]), {"a": x(5, 7)}),
+        "gemm_transa_constant_b": (_model([n("Gemm", ["a", "b", "c"], ["y"], transA=1)], [_vi("a", [7, 5])],
+                                          [("b", x(7, 9)), ("c", x(5, 9))]), {"a": x(7, 5)}),
+        "matmul_constant_b_rank3_symbolic": (_model([n("MatMul", ["a", "b"], ["y"])], [_vi("a", ["n", 6, 20])],
+                                                    [("b", x(20, 13))]), {"a": x(2, 6, 20)}),
+        "matmul_batched": (_model([n("MatMul", ["a", "b"], ["y"])], [_vi("a", [2, 3, 6, 8]), _vi("b", [2, 3, 8, 5])]),
+                           {"a": x(2, 3, 6, 8), "b": x(2, 3, 8, 5)}),
+        "batch_norm": (_model([n("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], epsilon=1e-3)],
+                              [_vi("x", ["n", 6, 4, 5])],
+                              [("s", x(6)), ("b", x(6)), ("m", x(6)), ("v", rng.uniform(0.5, 2, 6))]),
+                       {"x": x(2, 6, 4, 5)}),
+        "max_pool_ceil_mode": (_model([n("MaxPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+                                         ceil_mode=1)], [_vi("x", [1, 3, 12, 12])]), {"x": x(1, 3, 12, 12)}),
+        "avg_pool_count_include_pad": (_model([n("AveragePool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2],
+                                                 pads=[1, 1, 1, 1], count_include_pad=1)], [_vi("x", [1, 3, 11, 11])]),
+                                       {"x": x(1, 3, 11, 11)}),
+        "avg_pool_ceil_mode": (_model([n("AveragePool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)],
+                                      [_vi("x", [1, 3, 12, 12])]), {"x": x(1, 3, 12, 12)}),
+        "avg_pool_same_lower": (_model([n("AveragePool", ["x"], ["y"], kernel_shape=[2, 2], auto_pad="SAME_LOWER")],
+                                       [_vi("x", [1, 2, 5, 5])]), {"x": x(1, 2, 5, 5)}),
+        "global_avg_pool": (_model([n("GlobalAveragePool", ["x"], ["y"])], [_vi("x", ["n", 8, 7, 7])]), {"x": x(2, 8, 7, 7)}),
+        "global_max_pool": (_model([n("GlobalMaxPool", ["x"], ["y"])], [_vi("x", [1, 8, 5, 5])]), {"x": x(1, 8, 5, 5)}),
+        "softmax_opset13": (_model([n("Softmax", ["x"], ["y"], axis=1)], [_vi("x", [3, 4, 5])], opset=13),
+                            {"x": x(3, 4, 5, scale=10)}),
+        "softmax_opset11_flattens": (_model([n("Softmax", ["x"], ["y"], axis=1)], [_vi("x", [3, 4, 5])], opset=11),
+                                     {"x": x(3, 4, 5, scale=10)}),
+        "log_softmax": (_model([n("LogSoftmax", ["x"], ["y"])], [_vi("x", [3, 40])], opset=13), {"x": x(3, 40, scale=10)}),
+        "layer_norm": (_model([n("LayerNormalization", ["x", "s", "b"], ["y"], axis=-1, epsilon=1e-5)],
+                              [_vi("x", ["n", 5, 16])], [("s", x(16)), ("b", x(16))]), {"x": x(2, 5, 16)}),
+        "instance_norm": (_model([n("InstanceNormalization", ["x", "s", "b"], ["y"])], [_vi("x", [2, 4, 5, 6])],
+                                 [("s", x(4)), ("b", x(4))]), {"x": x(2, 4, 5, 6)}),
+        "group_norm_opset21": (_model([n("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=2)],
+                                      [_vi("x", [2, 4, 5, 6])], [("s", x(4)), ("b", x(4))], opset=21),
+                               {"x": x(2, 4, 5, 6)}),
+        "lrn": (_model([n("LRN", ["x"], ["y"], size=3, alpha=1e-2, beta=0.75, bias=1.0)], [_vi("x", [1, 6, 4, 4])]),
+                {"x": x(1, 6, 4, 4)}),
+    }
+
+
+NAMES = ["conv_same_upper_s2_bias", "conv_groups_pads_dilation", "conv_depthwise_symbolic_batch",
+         "conv_37_channels_7x7_s2", "conv1d", "conv_transpose_s2_output_padding", "gemm_transb_alpha_beta",
+         "gemm_transa_constant_b", "matmul_constant_b_rank3_symbolic", "matmul_batched", "batch_norm",
+         "max_pool_ceil_mode", "avg_pool_count_include_pad", "avg_pool_ceil_mode", "avg_pool_same_lower",
+         "global_avg_pool", "global_max_pool", "softmax_opset13", "softmax_opset11_flattens", "log_softmax",
+         "layer_norm", "instance_norm", "group_norm_opset21", "lrn"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_nn_model_matches_onnxruntime(name):
+    require(O is not None and ORT is not None, "pip packages onnx and onnxruntime (scripts/setup.sh)")
+    require(hasattr(anvil, "frontend"), "anvil.frontend (the ONNX importer)")
+    rng = np.random.default_rng([SEED, NAMES.index(name)])
+    model, feeds = _cases(rng)[name]
+    want = ORT.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    exe = anvil.compile(anvil.frontend.from_onnx(model), "llvm")
+    got = anvil.runtime.VirtualMachine(exe, anvil.cpu())["main"](*[feeds[i.name] for i in model.graph.input])
+    got = got.numpy() if hasattr(got, "numpy") else np.asarray(got)
+    assert got.shape == want.shape, f"{name} (seed {SEED}): shape {got.shape}, ONNX Runtime {want.shape}"
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=f"{name} (seed {SEED})")
