@@ -227,21 +227,31 @@ class FunctionEmitter {
   // A Shape value of these dimensions: a constant when static, else make_shape from the heap.
   Arg shape_arg(const std::vector<ir::PrimExpr>& dims) {
     std::vector<Operand> ops;
+    for (const ir::PrimExpr& d : dims) ops.push_back(heap_.operand(name_, d));
+    return shape_of_operands(ops);
+  }
+
+  // The heap is complete after the prologue, so each distinct Shape is made once, where it is
+  // first needed (the code is straight-line: that point precedes every later use).
+  Arg shape_of_operands(const std::vector<Operand>& ops) {
+    std::vector<std::pair<int64_t, int64_t>> key;
     bool all_imm = true;
-    for (const ir::PrimExpr& d : dims) {
-      ops.push_back(heap_.operand(name_, d));
-      all_imm = all_imm && ops.back().is_imm();
+    for (const Operand& o : ops) {
+      key.emplace_back(o.code, o.value);
+      all_imm = all_imm && o.is_imm();
     }
     if (all_imm) {
       std::vector<int64_t> values;
       for (const Operand& o : ops) values.push_back(o.value);
       return Arg::constant(b_.add_constant(Value::shape(std::move(values))));
     }
+    auto cached = shapes_.find(key);
+    if (cached != shapes_.end()) return cached->second;
     std::vector<Arg> args{heap_arg(), b_.int_arg(static_cast<int64_t>(ops.size()))};
     for (const Operand& o : ops) args.push_back(Arg::imm(o.code)), args.push_back(b_.int_arg(o.value));
     RegName r = new_reg();
     b_.emit_call("vm.builtin.make_shape", args, r);
-    return Arg::reg(r);
+    return shapes_[key] = Arg::reg(r);
   }
 
   // A fresh output tensor of type t: in planned storage `storage`, or allocated on its own.
@@ -264,12 +274,12 @@ class FunctionEmitter {
       // Bytes = element size * every dimension, computed in the heap when symbolic.
       Operand bytes{0, static_cast<int64_t>(t.dtype().bytes())};
       for (const ir::PrimExpr& d : t.shape()) bytes = heap_.compute("mul", bytes, heap_.operand(name_, d));
-      Arg size = b_.int_arg(bytes.value);
-      if (!bytes.is_imm()) {
-        size = Arg::reg(new_reg());
-        b_.emit_call("vm.builtin.make_shape", {heap_arg(), Arg::imm(1), Arg::imm(1), Arg::imm(bytes.value)}, size.value);
-      }
-      storage_arg = Arg::reg(new_reg());
+      // alloc_storage takes a symbolic size as a 1-d Shape.
+      Arg size = bytes.is_imm() ? b_.int_arg(bytes.value) : shape_of_operands({bytes});
+      // One scratch register for these storages: overwriting it leaves the tensor as the only
+      // owner, so clearing the tensor's register after its last use frees the block.
+      if (scratch_storage_reg_ < 0) scratch_storage_reg_ = new_reg();
+      storage_arg = Arg::reg(scratch_storage_reg_);
       b_.emit_call("vm.builtin.alloc_storage", {Arg::vm(), size, Arg::imm(0), dtype(t.dtype())}, storage_arg.value);
     }
     RegName out = new_reg();
@@ -394,8 +404,10 @@ class FunctionEmitter {
   const VmCodegenOptions& options_;
   RegName next_reg_ = 0;
   RegName heap_reg_ = -1;
+  RegName scratch_storage_reg_ = -1;
   std::vector<RegName> storage_reg_;
   std::unordered_map<const graph::ExprNode*, Arg> value_of_;
+  std::map<std::vector<std::pair<int64_t, int64_t>>, Arg> shapes_;  // make_shape results by operands
 };
 
 std::vector<std::string> param_names_of(const graph::IRModule& mod, const std::string& name, const graph::Function& f) {

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <random>
@@ -15,6 +16,7 @@
 #include "anvil/ir/expr_ops.h"
 #include "anvil/pipeline/build.h"
 #include "anvil/pipeline/lowered_test_util.h"
+#include "anvil/runtime/memory/allocator.h"
 #include "anvil/runtime/register.h"
 #include "anvil/runtime/test_util.h"
 #include "anvil/runtime/vm/vm.h"
@@ -98,6 +100,26 @@ TEST(VmCodegen, SymbolicBatchOneExecutableManySizes) {
   e = anvil::testing::error_of([&] { run.vm["main"](random({3})); });
   EXPECT_NE(e.find("main: input 'x'"), std::string::npos) << e;
   EXPECT_NE(e.find("2-d"), std::string::npos) << e;
+}
+
+// Symbolic-size tensors are freed after their last use (their registers cleared): in a chain of
+// four, at most two intermediates are allocated at any call.
+TEST(VmCodegen, SymbolicTensorsAreFreedAfterTheirLastUse) {
+  ir::Var n = ir::size_var("n");
+  Compiled run = run_codegen(chain_module({n, 5}, {n}, Tensor()));
+  Allocator* allocator = run.vm->allocator(0);
+  Tensor x = random({1000, 5});
+  run.vm["main"](x);  // warm up: the pool holds the blocks afterwards
+  size_t base = allocator->bytes_in_use(), peak = base;
+  run.vm->set_instrument([&](const vm::CallEvent& e) {
+    if (!e.before) peak = std::max(peak, allocator->bytes_in_use());
+  });
+  Value out = run.vm["main"](x);
+  run.vm->set_instrument(nullptr);
+  expect_chain(x, nullptr, out.as_tensor());
+  size_t one = 1000 * 5 * sizeof(float);
+  EXPECT_GE(peak - base, 2 * one);
+  EXPECT_LT(peak - base, 3 * one + 4096) << "peak " << peak - base << " bytes for " << one << "-byte tensors";
 }
 
 TEST(VmCodegen, DtypeErrorNamesTheInputAndInputNamesAreUsed) {
