@@ -135,7 +135,7 @@ std::vector<std::string> import_graph_inputs(const GraphProto& graph,
     for (int i = 0; i < dims.size(); ++i) {
       int64_t p = pin->second[static_cast<size_t>(i)];
       if (p < 0) continue;
-      if (dims[i].has_dim_value() && dims[i].dim_value() != p) {
+      if (dims[i].has_dim_value() && dims[i].dim_value() >= 0 && dims[i].dim_value() != p) {
         value_error("onnx: input_shapes gives input '", in->name(), "' dim ", i, " = ", p, ", the model declares ",
                     dims[i].dim_value(), " (", declared_shape_text(*in), ")");
       }
@@ -175,8 +175,8 @@ std::vector<std::string> import_graph_inputs(const GraphProto& graph,
         const auto& d = declared[i];
         int64_t p = pinned ? (*pinned)[static_cast<size_t>(i)] : -1;
         std::string dim_what = str_cat(what, " dim ", i);
-        if (d.has_dim_value()) {
-          if (d.dim_value() < 0) value_error("onnx: ", dim_what, " is ", d.dim_value(), " (", declared_shape_text(*in), ")");
+        // A negative dim_value (-1 in some exporters' files) means unknown, as in ONNX Runtime.
+        if (d.has_dim_value() && d.dim_value() >= 0) {
           dims.push_back(with_prefix(dim_what, [&] { return graph::dim_expr(d.dim_value()); }));
         } else if (d.has_dim_param() && !d.dim_param().empty()) {
           auto bound = pinned_params.find(d.dim_param());

@@ -239,12 +239,16 @@ TEST(OnnxImporter, InputShapesPinDims) {
   m.input("ids", TensorProto::INT64, {"batch", "seq"});
   m.input("mask", TensorProto::INT64, {"batch", "seq"});
   m.input("img", TensorProto::FLOAT, {"?", "3"});
+  m.input("old", TensorProto::FLOAT, {"0", "2"});
+  // A negative dim_value (some exporters write -1) is an unknown dim.
+  m.g->mutable_input(3)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_value(-1);
   m.output("mask");
   graph::IRModule mod = m.import(shapes({{"ids", {1, 128}}, {"img", {4, -1}}}));
   const auto& params = main_of(mod).params();
   EXPECT_EQ(graph::to_string(params[0].type()), "Tensor[(1, 128), int64]");
   EXPECT_EQ(graph::to_string(params[1].type()), "Tensor[(1, 128), int64]");  // the names are pinned everywhere
   EXPECT_EQ(graph::to_string(params[2].type()), "Tensor[(4, 3), float32]");
+  EXPECT_EQ(var_name(params[3].type().dim(0)), "old_d0");
   mod = m.import(shapes({{"ids", {-1, 16}}}));
   EXPECT_EQ(var_name(main_of(mod).params()[1].type().dim(0)), "batch");
   EXPECT_EQ(ir::as_const_int(main_of(mod).params()[1].type().dim(1)), 16);
@@ -254,7 +258,7 @@ TEST(OnnxImporter, InputShapesPinDims) {
             "onnx: input_shapes gives input 'ids' 3 dims [1, 2, 3], the model declares 2 ([batch, seq])");
   EXPECT_EQ(kind, ErrorKind::kValue);
   EXPECT_EQ(error_of([&] { m.import(shapes({{"idz", {1}}})); }),
-            "onnx: input_shapes names 'idz', which is not an input of the model (inputs: 'ids', 'mask', 'img')");
+            "onnx: input_shapes names 'idz', which is not an input of the model (inputs: 'ids', 'mask', 'img', 'old')");
   EXPECT_EQ(error_of([&] { m.import(shapes({{"img", {1, 4}}})); }),
             "onnx: input_shapes gives input 'img' dim 1 = 4, the model declares 3 ([?, 3])");
   EXPECT_EQ(error_of([&] { m.import(shapes({{"ids", {1, 8}}, {"mask", {2, 8}}})); }),
