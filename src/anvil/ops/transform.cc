@@ -204,6 +204,7 @@ std::vector<Tensor> pad(const CallNode& call, const std::vector<Tensor>& in) {
       const PrimExpr& d = x.shape()[k];
       PrimExpr j = i[k] - static_cast<int>(pads[k]);
       if (mode == "reflect") j = select(j < 0, -j, select(j >= d, (d - 1) * 2 - j, j));
+      if (mode == "wrap") j = floormod(j, d);
       if (mode == "constant" && (pads[k] > 0 || pads[k + n] > 0)) {
         PrimExpr in_k = (j >= 0) && (j < d);
         inside = inside.defined() ? (inside && in_k) : in_k;

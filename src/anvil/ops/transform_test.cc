@@ -100,7 +100,7 @@ TEST_F(TransformKernels, TileAndPadModes) {
   Tensor x = random_f32({3, 5}, rng);
   auto t = b.call("tile", {param("x", {3, 5})}, {{"reps", AttrValue::ints({2, 3})}});
   expect_elements(run(t, {x}, {{6, 15}})[0], [&](const Idx& i) { return at(x, {i[0] % 3, i[1] % 5}); });
-  for (std::string mode : {"constant", "reflect", "edge"}) {
+  for (std::string mode : {"constant", "reflect", "edge", "wrap"}) {
     SCOPED_TRACE(mode);
     auto p = b.call("pad", {param("x", {3, n})},
                     {{"pads", AttrValue::ints({1, 2, 2, 4})}, {"mode", mode}, {"pad_value", 0.5}});
@@ -108,6 +108,7 @@ TEST_F(TransformKernels, TileAndPadModes) {
       int64_t r = i[0] - 1, c = i[1] - 2;
       auto fix = [&](int64_t j, int64_t d) {
         if (mode == "reflect") return j < 0 ? -j : j >= d ? 2 * (d - 1) - j : j;
+        if (mode == "wrap") return ((j % d) + d) % d;
         return std::clamp<int64_t>(j, 0, d - 1);
       };
       if (mode == "constant" && (r < 0 || r >= 3 || c < 0 || c >= 5)) return 0.5;

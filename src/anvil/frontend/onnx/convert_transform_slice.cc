@@ -92,7 +92,7 @@ std::vector<Expr> convert_pad(ImportContext& ctx) {
   Expr x = ctx.input(0);
   int n = x.type().ndim();
   std::string mode = ctx.attr_string("mode", "constant");
-  if (mode != "constant" && mode != "reflect" && mode != "edge") ctx.unsupported(str_cat("Pad mode '", mode, "'"));
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap") ctx.unsupported(str_cat("Pad mode '", mode, "'"));
   std::vector<int64_t> pads;
   double value = 0;
   if (ctx.opset() < 11) {

@@ -7,7 +7,7 @@
 //   concat(tensors...; axis)                   split(data; axis, indices: split points) -> tuple
 //   strided_slice(data; begin, end, strides, axes)  (ONNX Slice semantics, see transform.h)
 //   take(data, indices; axis)                  (Gather: negative indices wrap)
-//   tile(data; reps)   pad(data; pads (begins then ends), mode, pad_value)   copy(data)
+//   tile(data; reps)   pad(data; pads (begins then ends), mode constant|reflect|edge|wrap, pad_value)   copy(data)
 //   full(shape: ShapeExpr; value, dtype)       arange(; start, limit, delta, dtype)
 //   gather_elements(data, indices; axis)  trilu(data; k, upper)  one_hot(indices, values; depth, axis)
 //   depth_to_space(data; blocksize, mode)  space_to_depth(data; blocksize)
@@ -194,8 +194,8 @@ Type pad_type(const CallNode& call) {
   int n = t.ndim();
   if (static_cast<int>(pads.size()) != 2 * n) value_error("pads has ", pads.size(), " entries, expected 2 * rank = ", 2 * n);
   std::string mode = get_string(call.attrs(), "mode", "constant");
-  if (mode != "constant" && mode != "reflect" && mode != "edge")
-    value_error("mode '", mode, "', expected constant, reflect or edge");
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
+    value_error("mode '", mode, "', expected constant, reflect, edge or wrap");
   std::vector<PrimExpr> out;
   for (int i = 0; i < n; ++i) {
     PrimExpr d = arith::simplify(t.shape()[i] + static_cast<int>(pads[i] + pads[i + n]));
