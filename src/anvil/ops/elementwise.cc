@@ -55,7 +55,8 @@ std::map<std::string, Formula> unary_formulas() {
   m["relu"] = [](const V& v, const Attrs&) { return ir::max(v[0], c(v[0], 0)); };
   m["sign"] = [](const V& v, const Attrs&) {
     const PrimExpr& x = v[0];
-    return ir::select(x > c(x, 0), c(x, 1), ir::select(x < c(x, 0), c(x, -1), c(x, 0)));
+    PrimExpr s = ir::select(x > c(x, 0), c(x, 1), ir::select(x < c(x, 0), c(x, -1), c(x, 0)));
+    return x.dtype().is_float() ? ir::select(ir::isnan(x), x, s) : s;  // sign(NaN) = NaN
   };
   m["softplus"] = [](const V& v, const Attrs&) { return softplus(v[0]); };
   m["softsign"] = [](const V& v, const Attrs&) { return v[0] / (c(v[0], 1) + ir::abs(v[0])); };

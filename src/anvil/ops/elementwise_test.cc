@@ -175,6 +175,9 @@ TEST_F(ElementwiseKernels, ClassificationGivesBool) {
   check("isinf", c, {x}, [](const std::vector<double>& v) { return double(std::isinf(v[0])); });
   check("isinf", c, {x}, [](const std::vector<double>& v) { return double(std::isinf(v[0]) && v[0] < 0); },
         {{"detect_positive", 0}});
+  check("sign", c, {x}, [](const std::vector<double>& v) {
+    return std::isnan(v[0]) ? v[0] : double((v[0] > 0) - (v[0] < 0));
+  });
 }
 
 }  // namespace

@@ -105,6 +105,7 @@ double scalar_value(ImportContext& ctx, const Tensor& t, const std::string& what
   if (d == DataType::uint16()) return *static_cast<const uint16_t*>(p);
   if (d == DataType::uint32()) return *static_cast<const uint32_t*>(p);
   ctx.unsupported(str_cat(what, " of dtype ", d, " (a constant bound is read as a number)"));
+  return 0;  // unreachable (gcc does not see [[noreturn]] through the virtual call)
 }
 
 Converter unary(std::string op, std::vector<std::pair<std::string, double>> float_attrs = {}) {
@@ -172,10 +173,17 @@ std::vector<Expr> convert_clip(ImportContext& ctx) {
   return {out};
 }
 
+// Pow(T, T1): mixed dtypes compute in the float one (an integer base with a float exponent is
+// cast back, truncating, as ONNX Runtime does); two integer dtypes in the base's.
 std::vector<Expr> convert_pow(ImportContext& ctx) {
   Expr x = ctx.input(0), y = ctx.input(1);
-  if (dtype_of(y) != dtype_of(x)) y = ctx.emit("cast", {y}, {{"dtype", dtype_of(x)}});
-  return {ctx.emit("power", {x, y})};
+  DataType tx = dtype_of(x), ty = dtype_of(y);
+  if (tx == ty) return {ctx.emit("power", {x, y})};
+  if (!tx.is_float() && ty.is_float()) {
+    Expr p = ctx.emit("power", {ctx.emit("cast", {x}, {{"dtype", ty}}), y});
+    return {ctx.emit("cast", {p}, {{"dtype", tx}})};
+  }
+  return {ctx.emit("power", {x, ctx.emit("cast", {y}, {{"dtype", tx}})})};
 }
 
 std::vector<Expr> convert_where(ImportContext& ctx) {
