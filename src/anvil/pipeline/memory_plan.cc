@@ -6,7 +6,10 @@
 #include <limits>
 #include <unordered_map>
 
+#include "anvil/arith/simplify.h"
 #include "anvil/base/error.h"
+#include "anvil/ir/expr_functor.h"
+#include "anvil/ir/structural_equal.h"
 
 namespace anvil::pipeline {
 namespace {
@@ -87,6 +90,18 @@ class Liveness {
 
 };
 
+// The product of symbolic dims with every variable set to 1 (1 when it does not fold).
+int64_t value_at_1(const std::vector<ir::PrimExpr>& sym) {
+  int64_t product = 1;
+  for (const ir::PrimExpr& d : sym) {
+    ir::PrimExpr one = ir::substitute(d, [](const ir::Var& v) -> std::optional<ir::PrimExpr> {
+      return ir::int_imm(1, v.dtype());
+    });
+    product *= ir::as_const_int(arith::simplify(one)).value_or(1);
+  }
+  return product;
+}
+
 std::vector<graph::Type> output_types(const graph::Type& t) {
   if (t.is_tuple()) return t.fields();
   return {t};
@@ -128,28 +143,40 @@ MemoryPlan& MemoryPlan::operator+=(const MemoryPlan& o) {
   num_storages += o.num_storages;
   num_static_tensors += o.num_static_tensors;
   num_dynamic_tensors += o.num_dynamic_tensors;
+  num_symbolic_storages += o.num_symbolic_storages;
+  symbolic_planned_bytes_at_1 += o.symbolic_planned_bytes_at_1;
+  symbolic_unplanned_bytes_at_1 += o.symbolic_unplanned_bytes_at_1;
   return *this;
 }
 
 std::string MemoryPlan::to_json() const {
   return str_cat("{\"planned_bytes\": ", planned_bytes, ", \"unplanned_bytes\": ", unplanned_bytes,
                  ", \"storages\": ", num_storages, ", \"static_tensors\": ", num_static_tensors,
-                 ", \"dynamic_tensors\": ", num_dynamic_tensors, "}");
+                 ", \"dynamic_tensors\": ", num_dynamic_tensors, ", \"symbolic_storages\": ", num_symbolic_storages,
+                 ", \"symbolic_planned_bytes_at_1\": ", symbolic_planned_bytes_at_1,
+                 ", \"symbolic_unplanned_bytes_at_1\": ", symbolic_unplanned_bytes_at_1, "}");
 }
 
 std::string MemoryPlan::to_string() const {
-  return str_cat(human_bytes(planned_bytes), " in ", num_storages, " storages for ", num_static_tensors,
-                 " static tensors (", human_bytes(unplanned_bytes), " without reuse), ", num_dynamic_tensors,
-                 " dynamic tensors");
+  std::string out = str_cat(human_bytes(planned_bytes), " in ", num_storages, " storages for ", num_static_tensors,
+                            " static tensors (", human_bytes(unplanned_bytes), " without reuse)");
+  if (num_dynamic_tensors > 0)
+    out += str_cat("; ", num_dynamic_tensors, " symbolic-size tensors in ", num_symbolic_storages, " storages: ",
+                   human_bytes(symbolic_planned_bytes_at_1), " with every symbolic dim 1 (",
+                   human_bytes(symbolic_unplanned_bytes_at_1), " without reuse)");
+  return out;
 }
 
 std::optional<MemoryPlan> MemoryPlan::from_json(const std::string& text) {
   MemoryPlan p;
   auto a = json_int(text, "planned_bytes"), b = json_int(text, "unplanned_bytes"), c = json_int(text, "storages"),
-       d = json_int(text, "static_tensors"), e = json_int(text, "dynamic_tensors");
-  if (!a || !b || !c || !d || !e) return std::nullopt;
+       d = json_int(text, "static_tensors"), e = json_int(text, "dynamic_tensors"),
+       g = json_int(text, "symbolic_storages"), h = json_int(text, "symbolic_planned_bytes_at_1"),
+       k = json_int(text, "symbolic_unplanned_bytes_at_1");
+  if (!a || !b || !c || !d || !e || !g || !h || !k) return std::nullopt;
   p.planned_bytes = *a, p.unplanned_bytes = *b, p.num_storages = *c, p.num_static_tensors = *d;
-  p.num_dynamic_tensors = *e;
+  p.num_dynamic_tensors = *e, p.num_symbolic_storages = *g, p.symbolic_planned_bytes_at_1 = *h;
+  p.symbolic_unplanned_bytes_at_1 = *k;
   return p;
 }
 
@@ -161,12 +188,17 @@ StoragePlan plan_storage(const graph::Function& f, bool reuse) {
   plan.output_storage.resize(bindings.size());
   plan.kills.resize(bindings.size());
 
-  // Tokens: the outputs of top-level call_tir bindings, with their sizes (nullopt: symbolic).
+  // Tokens: the outputs of top-level call_tir bindings. Size = factor (dtype bytes times the
+  // constant dims) times the symbolic dims `sym`; tokens whose sym lists are structurally equal
+  // are in one size class, comparable by factor alone (dims are >= 0).
   struct Token {
     int binding;
-    std::optional<int64_t> bytes;
+    int64_t factor = 0;
+    std::vector<ir::PrimExpr> sym;
+    bool sized = false;  // a tensor of known rank
     ir::DataType dtype;
     int last = 0;
+    int storage = StoragePlan::kDynamic;
   };
   std::vector<Token> tokens;
   for (int i = 0; i < n; ++i) {
@@ -177,7 +209,18 @@ StoragePlan plan_storage(const graph::Function& f, bool reuse) {
     if (call != nullptr && call->op() == graph::kCallTIR) {
       for (const graph::Type& t : output_types(call->type())) {
         int id = static_cast<int>(tokens.size());
-        tokens.push_back({i, static_nbytes(t), t.is_tensor() ? t.dtype() : ir::DataType::float32(), i});
+        Token tok;
+        tok.binding = tok.last = i;
+        tok.dtype = t.is_tensor() ? t.dtype() : ir::DataType::float32();
+        if (t.is_tensor() && t.has_rank()) {
+          tok.sized = true;
+          tok.factor = static_cast<int64_t>(t.dtype().bytes());
+          for (const ir::PrimExpr& d : t.shape()) {
+            if (std::optional<int64_t> c = ir::as_const_int(d)) tok.factor *= *c;
+            else tok.sym.push_back(d);
+          }
+        }
+        tokens.push_back(std::move(tok));
         a.flat.push_back(id);
         if (call->type().is_tuple()) a.fields.push_back({id});
       }
@@ -199,49 +242,77 @@ StoragePlan plan_storage(const graph::Function& f, bool reuse) {
   for (int t : live.alias_of(f.result()).flat) tokens[t].last = kForever;
 
   // Placement in binding order; busy[s] = the last binding that reads a tensor of storage s.
-  std::vector<int> busy;
-  for (size_t t = 0; t < tokens.size(); ++t) {
-    Token& tok = tokens[t];
+  std::vector<int> busy, storage_class;
+  std::vector<std::vector<ir::PrimExpr>> classes{{}};  // class 0: static sizes
+  auto class_of = [&](const std::vector<ir::PrimExpr>& sym) {
+    for (size_t c = 0; c < classes.size(); ++c) {
+      if (classes[c].size() != sym.size()) continue;
+      bool same = true;
+      for (size_t k = 0; k < sym.size() && same; ++k) same = ir::structural_equal(classes[c][k], sym[k]);
+      if (same) return static_cast<int>(c);
+    }
+    classes.push_back(sym);
+    return static_cast<int>(classes.size() - 1);
+  };
+  for (Token& tok : tokens) {
     auto& outs = plan.output_storage[tok.binding];
-    if (!tok.bytes) {
-      outs.push_back(StoragePlan::kDynamic);
+    bool symbolic = !tok.sym.empty();
+    if (!tok.sized || (symbolic && !reuse)) {
+      outs.push_back(StoragePlan::kDynamic);  // allocated on its own, its register cleared after use
       ++plan.summary.num_dynamic_tensors;
       continue;
     }
-    ++plan.summary.num_static_tensors;
-    plan.summary.unplanned_bytes += *tok.bytes;
+    int cls = class_of(tok.sym);
+    if (symbolic) {
+      ++plan.summary.num_dynamic_tensors;
+      plan.summary.symbolic_unplanned_bytes_at_1 += tok.factor * value_at_1(tok.sym);
+    } else {
+      ++plan.summary.num_static_tensors;
+      plan.summary.unplanned_bytes += tok.factor;
+    }
     int chosen = -1;
     if (reuse) {
       int largest = -1;
       for (int s = 0; s < static_cast<int>(busy.size()); ++s) {
-        if (busy[s] >= tok.binding) continue;  // a tensor in it is still read at or after this binding
-        if (plan.storage_bytes[s] >= *tok.bytes && (chosen < 0 || plan.storage_bytes[s] < plan.storage_bytes[chosen]))
+        // Another size class, or a tensor in it still read at or after this binding.
+        if (storage_class[s] != cls || busy[s] >= tok.binding) continue;
+        if (plan.storage_bytes[s] >= tok.factor && (chosen < 0 || plan.storage_bytes[s] < plan.storage_bytes[chosen]))
           chosen = s;
         if (largest < 0 || plan.storage_bytes[s] > plan.storage_bytes[largest]) largest = s;
       }
       if (chosen < 0 && largest >= 0) {
         chosen = largest;
-        plan.storage_bytes[chosen] = *tok.bytes;  // grows: allocated once, with its final size
+        plan.storage_bytes[chosen] = tok.factor;  // grows: allocated once, with its final size
       }
     }
     if (chosen < 0) {
       chosen = static_cast<int>(busy.size());
       busy.push_back(0);
-      plan.storage_bytes.push_back(*tok.bytes);
+      storage_class.push_back(cls);
+      plan.storage_bytes.push_back(tok.factor);
+      plan.storage_sym.push_back(tok.sym);
       plan.storage_dtype.push_back(tok.dtype);
     }
     busy[chosen] = tok.last;
+    tok.storage = chosen;
     outs.push_back(chosen);
   }
-  plan.summary.num_storages = static_cast<int64_t>(plan.storage_bytes.size());
-  for (int64_t b : plan.storage_bytes) plan.summary.planned_bytes += b;
+  for (size_t s = 0; s < plan.storage_bytes.size(); ++s) {
+    if (plan.storage_sym[s].empty()) {
+      ++plan.summary.num_storages;
+      plan.summary.planned_bytes += plan.storage_bytes[s];
+    } else {
+      ++plan.summary.num_symbolic_storages;
+      plan.summary.symbolic_planned_bytes_at_1 += plan.storage_bytes[s] * value_at_1(plan.storage_sym[s]);
+    }
+  }
 
   // Registers holding symbolic-size tensors are cleared after their last use, unless returned
   // (a var the result reads has last use kForever).
   for (int i = 0; i < n; ++i) {
     const graph::ExprNode* var = bindings[i].var.get();
     const auto& flat = live.alias[var].flat;
-    bool dynamic = std::any_of(flat.begin(), flat.end(), [&](int t) { return !tokens[t].bytes; });
+    bool dynamic = std::any_of(flat.begin(), flat.end(), [&](int t) { return tokens[t].storage == StoragePlan::kDynamic; });
     if (!dynamic) continue;
     auto u = live.last_use.find(var);
     int last = u == live.last_use.end() ? i : u->second;

@@ -263,11 +263,13 @@ class FunctionEmitter {
     if (storage >= 0) {
       RegName& sr = storage_reg_[static_cast<size_t>(storage)];
       if (sr < 0) {
+        // Its final size: a constant, or factor * its class's symbolic dims from the heap.
+        auto s = static_cast<size_t>(storage);
+        Operand bytes{0, plan_.storage_bytes[s]};
+        for (const ir::PrimExpr& d : plan_.storage_sym[s]) bytes = heap_.compute("mul", bytes, heap_.operand(name_, d));
+        Arg size = bytes.is_imm() ? b_.int_arg(bytes.value) : shape_of_operands({bytes});
         sr = new_reg();
-        b_.emit_call("vm.builtin.alloc_storage",
-                     {Arg::vm(), b_.int_arg(plan_.storage_bytes[static_cast<size_t>(storage)]), Arg::imm(0),
-                      dtype(plan_.storage_dtype[static_cast<size_t>(storage)])},
-                     sr);
+        b_.emit_call("vm.builtin.alloc_storage", {Arg::vm(), size, Arg::imm(0), dtype(plan_.storage_dtype[s])}, sr);
       }
       storage_arg = Arg::reg(sr);
     } else {

@@ -20,11 +20,10 @@
 //     TupleGetItem -> tuple_getitem; constants go to the constant pool;
 //   * ret of the result (a tensor, or a tuple as an array).
 //
-// Memory: with plan_memory, static-size outputs live in storages chosen by the liveness plan of
-// memory_plan.h (reuse after the last use, through views and tuples; returned values never
-// reused); symbolic-size outputs get a storage each, sized in the heap, and their registers are
-// cleared after their last use so the VM's pooled allocator recycles them. Without
-// plan_memory: one exact storage per output.
+// Memory: with plan_memory, outputs live in the storages the liveness plan of memory_plan.h
+// chose (reuse after the last use, through views and tuples; returned values never reused;
+// symbolic sizes reuse within their size class, storage sizes computed in the heap). Without
+// plan_memory: one exact storage per output, symbolic ones freed after their last use.
 //
 // The plan is kept in the executable as the VM function "__anvil_memory_plan" returning its
 // JSON (read_memory_plan), so `anvil inspect model.so` can print it.

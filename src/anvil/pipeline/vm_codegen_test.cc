@@ -91,7 +91,12 @@ TEST(VmCodegen, SymbolicBatchOneExecutableManySizes) {
     Tensor x = random({batch, 5});
     expect_chain(x, nullptr, run.vm["main"](x).as_tensor());
   }
-  EXPECT_EQ(run.result.memory_plan.num_dynamic_tensors, 4);
+  // Four (n, 5) outputs, the last returned: two storages of n * 20 bytes alternate.
+  const MemoryPlan& plan = run.result.memory_plan;
+  EXPECT_EQ(plan.num_dynamic_tensors, 4);
+  EXPECT_EQ(plan.num_symbolic_storages, 2);
+  EXPECT_EQ(plan.symbolic_planned_bytes_at_1, 2 * 20);
+  EXPECT_EQ(plan.symbolic_unplanned_bytes_at_1, 4 * 20);
   EXPECT_NE(run.result.exec->as_text().find("alloc_shape_heap"), std::string::npos);
   // A rank or a fixed dimension that does not match names the input.
   std::string e = anvil::testing::error_of([&] { run.vm["main"](random({3, 6})); });
@@ -102,11 +107,15 @@ TEST(VmCodegen, SymbolicBatchOneExecutableManySizes) {
   EXPECT_NE(e.find("2-d"), std::string::npos) << e;
 }
 
-// Symbolic-size tensors are freed after their last use (their registers cleared): in a chain of
-// four, at most two intermediates are allocated at any call.
-TEST(VmCodegen, SymbolicTensorsAreFreedAfterTheirLastUse) {
+// Symbolic-size tensors take at most two blocks at any call in a chain of four: planned into two
+// alternating storages, or (without planning) freed after their last use by clearing registers.
+class SymbolicMemory : public ::testing::TestWithParam<bool> {};
+
+TEST_P(SymbolicMemory, ChainOfFourHoldsTwoIntermediates) {
   ir::Var n = ir::size_var("n");
-  Compiled run = run_codegen(chain_module({n, 5}, {n}, Tensor()));
+  VmCodegenOptions options;
+  options.plan_memory = GetParam();
+  Compiled run = run_codegen(chain_module({n, 5}, {n}, Tensor()), options);
   Allocator* allocator = run.vm->allocator(0);
   Tensor x = random({1000, 5});
   run.vm["main"](x);  // warm up: the pool holds the blocks afterwards
@@ -121,6 +130,8 @@ TEST(VmCodegen, SymbolicTensorsAreFreedAfterTheirLastUse) {
   EXPECT_GE(peak - base, 2 * one);
   EXPECT_LT(peak - base, 3 * one + 4096) << "peak " << peak - base << " bytes for " << one << "-byte tensors";
 }
+
+INSTANTIATE_TEST_SUITE_P(PlannedAndNot, SymbolicMemory, ::testing::Bool());
 
 TEST(VmCodegen, DtypeErrorNamesTheInputAndInputNamesAreUsed) {
   graph::IRModule mod = chain_module({4}, {}, Tensor());
