@@ -59,6 +59,15 @@ void check_supported_dtype(DataType dtype, const std::string& what) {
   if (!is_supported_dtype(dtype)) not_implemented_error("onnx: ", what, " has dtype ", dtype.to_string(), "; supported: ", kSupportedDtypes);
 }
 
+DataType check_supported_code(int32_t code, const std::string& what) {
+  if (!anvil_dtype(code) && is_known_onnx_dtype(code)) {
+    not_implemented_error("onnx: ", what, " has dtype ", display_dtype_name(code), "; supported: ", kSupportedDtypes);
+  }
+  DataType dtype = with_prefix("", [&] { return anvil_dtype_or_throw(code, what); });
+  check_supported_dtype(dtype, what);
+  return dtype;
+}
+
 std::string declared_shape_text(const ValueInfoProto& info) {
   if (!info.type().has_tensor_type() || !info.type().tensor_type().has_shape()) return "unknown rank";
   std::string out = "[";
@@ -82,8 +91,7 @@ void import_initializers(const GraphProto& graph, ImportState& state) {
     const TensorProto& t = graph.initializer(i);
     if (t.name().empty()) value_error("onnx: initializer ", i, " has no name");
     std::string what = str_cat("initializer '", t.name(), "'");
-    // Reject an unsupported dtype before reading (maybe external) data.
-    if (auto dt = anvil_dtype(t.data_type())) check_supported_dtype(*dt, what);
+    check_supported_code(t.data_type(), what);  // before reading (maybe external) data
     Tensor value = with_prefix("", [&] { return tensor_from_proto(t, state.base_dir); });
     check_supported_dtype(value.dtype(), what);
     ImportedValue v;
@@ -158,8 +166,7 @@ std::vector<std::string> import_graph_inputs(const GraphProto& graph,
     const TypeProto& type = in->type();
     if (!type.has_tensor_type()) not_implemented_error("onnx: ", what, " is ", type_kind(type), "; only tensor inputs are supported");
     const auto& tensor = type.tensor_type();
-    DataType dtype = with_prefix("", [&] { return anvil_dtype_or_throw(tensor.elem_type(), what); });
-    check_supported_dtype(dtype, what);
+    DataType dtype = check_supported_code(tensor.elem_type(), what);
     auto pin = input_shapes.find(name);
     const std::vector<int64_t>* pinned = pin == input_shapes.end() ? nullptr : &pin->second;
     std::vector<ir::PrimExpr> dims;

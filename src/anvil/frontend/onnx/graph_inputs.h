@@ -17,6 +17,9 @@ inline constexpr const char* kSupportedDtypes = "float32, float16, float64, int6
 bool is_supported_dtype(DataType dtype);
 // NotImplementedError "onnx: <what> has dtype int16; supported: float32, ..." unless supported.
 void check_supported_dtype(DataType dtype, const std::string& what);
+// The same for an ONNX element type code ("has dtype bfloat16"); ValueError for UNDEFINED or a
+// code no ONNX version defines.
+DataType check_supported_code(int32_t code, const std::string& what);
 
 // "[batch, 3, ?]" for a declared tensor shape; "unknown rank" when it has none.
 std::string declared_shape_text(const ValueInfoProto& info);

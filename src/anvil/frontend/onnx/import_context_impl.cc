@@ -7,6 +7,7 @@
 #include "anvil/base/error.h"
 #include "anvil/frontend/onnx/graph_inputs.h"
 #include "anvil/frontend/onnx/import_state.h"
+#include "anvil/frontend/onnx/model_loader.h"
 #include "anvil/frontend/onnx/tensor_proto.h"
 #include "anvil/graph/expr.h"
 
@@ -131,7 +132,8 @@ std::string sanitize_name(const std::string& name, const std::string& fallback) 
   return out;
 }
 
-std::string node_label(const NodeProto& node, int index, int opset) {
+std::string node_label(const NodeProto& node, int index, const ModelProto& model) {
+  int64_t opset = opset_version(model, node.domain()).value_or(0);
   std::string op = node.domain().empty() || node.domain() == "ai.onnx" ? node.op_type()
                                                                        : node.domain() + "." + node.op_type();
   std::string who = node.name().empty() ? str_cat("node ", index) : str_cat("node '", node.name(), "'");
@@ -139,7 +141,7 @@ std::string node_label(const NodeProto& node, int index, int opset) {
 }
 
 NodeContext::NodeContext(ImportState& state, const NodeProto& node, int index)
-    : state_(state), node_(node), prefix_("onnx: " + node_label(node, index, state.opset)),
+    : state_(state), node_(node), prefix_("onnx: " + node_label(node, index, *state.model)),
       output_known_(static_cast<size_t>(node.output_size())),
       output_known_shape_(static_cast<size_t>(node.output_size())) {
   for (const std::string& out : node.output()) {

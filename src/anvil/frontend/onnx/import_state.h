@@ -35,7 +35,8 @@ struct ImportedValue {
 struct ImportState {
   graph::BlockBuilder builder;
   std::unordered_map<std::string, ImportedValue> values;
-  int opset = 0;
+  int opset = 0;  // ai.onnx; 0 when the model imports only other domains (its nodes then fail)
+  const ModelProto* model = nullptr;
   std::filesystem::path base_dir;
 };
 
@@ -59,8 +60,9 @@ graph::Expr materialize(ImportState& state, ImportedValue& v, const std::string&
 // "" becomes `fallback`.
 std::string sanitize_name(const std::string& name, const std::string& fallback = "v");
 
-// "node 'conv1' (Conv, opset 13)" or "node 3 (Conv, opset 13)" for an unnamed node.
-std::string node_label(const NodeProto& node, int index, int opset);
+// "node 'conv1' (Conv, opset 13)" or "node 3 (Conv, opset 13)" for an unnamed node; the opset
+// is that of the node's domain in `model` ("(com.microsoft.Attention, opset 1)").
+std::string node_label(const NodeProto& node, int index, const ModelProto& model);
 
 // The ImportContext of one node.
 class NodeContext final : public ImportContext {

@@ -14,13 +14,12 @@
 namespace anvil::frontend::onnx {
 namespace {
 
+// The ai.onnx opset; 0 when the model imports none (training or ML-only models: their first
+// node names its domain as unsupported).
 int checked_opset(const ModelProto& model) {
-  int64_t opset = 0;
-  try {
-    opset = default_opset(model, "model");
-  } catch (const Error& e) {
-    throw Error(e.kind(), str_cat("onnx: ", e.what()));
-  }
+  std::optional<int64_t> version = opset_version(model, "");
+  if (!version) return 0;
+  int64_t opset = *version;
   if (opset < kMinOpset || opset > kMaxOpset) {
     not_implemented_error("onnx: the model imports ai.onnx opset ", opset, "; Anvil imports opsets ", kMinOpset, " to ",
                           kMaxOpset, opset < kMinOpset ? " (convert it with onnx.version_converter)" : "");
@@ -58,6 +57,7 @@ graph::IRModule import_model(const ModelProto& proto, const std::filesystem::pat
   ImportState state;
   state.base_dir = base_dir;
   state.opset = checked_opset(proto);
+  state.model = &proto;
   const GraphProto& graph = proto.graph();
 
   std::vector<std::string> input_names = import_graph_inputs(graph, options.input_shapes, state);
