@@ -43,6 +43,10 @@ void Cursor::fail_at(size_t pos, const std::string& message) const {
   value_error("graph parse: ", where(pos), ": ", message);
 }
 
+void Cursor::enter() {
+  if (++depth_ > kMaxDepth) fail_at(pos_, str_cat("expressions nest deeper than ", kMaxDepth, " levels"));
+}
+
 char Cursor::peek() {
   while (pos_ < text_.size()) {
     char c = text_[pos_];
@@ -219,6 +223,13 @@ DataType Cursor::dtype() {
 }
 
 Type Cursor::type() {
+  enter();
+  Type t = type_inner();
+  leave();
+  return t;
+}
+
+Type Cursor::type_inner() {
   size_t start = (peek(), pos_);
   if (accept_word("Object")) return Type::object();
   if (accept_word("Shape")) {
@@ -267,7 +278,12 @@ Type Cursor::type() {
 // Dimensions: + - over * // %, unary minus, parentheses, min/max/truncdiv calls, dtype casts
 // (int64(7) is an int64 immediate), integers and symbolic names; left-associative like the
 // tensor IR's printer, so printed trees read back with the same shape.
-PrimExpr Cursor::dim() { return dim_sum(); }
+PrimExpr Cursor::dim() {
+  enter();
+  PrimExpr e = dim_sum();
+  leave();
+  return e;
+}
 
 PrimExpr Cursor::dim_sum() {
   PrimExpr a = dim_product();
@@ -291,7 +307,10 @@ PrimExpr Cursor::dim_product() {
 PrimExpr Cursor::dim_unary() {
   if (peek() == '-' && !at_number()) {
     ++pos_;
-    return -dim_unary();
+    enter();
+    PrimExpr e = -dim_unary();
+    leave();
+    return e;
   }
   return dim_atom();
 }

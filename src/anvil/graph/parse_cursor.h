@@ -55,6 +55,14 @@ class Cursor {
   Type type();
   PrimExpr dim();
 
+  // Characters left after the cursor (a bound on how many values the rest can hold).
+  size_t remaining() const { return text_.size() - pos_; }
+  // Nesting (parentheses, tuples, calls, types): ValueError past kMaxDepth, so hostile text
+  // cannot exhaust the stack. enter() before descending, leave() after.
+  static constexpr int kMaxDepth = 256;
+  void enter();
+  void leave() { --depth_; }
+
   // "line L:C" of a position; the failure helpers throw ValueError.
   std::string where(size_t pos) const;
   [[noreturn]] void fail(std::string_view expected);
@@ -63,6 +71,7 @@ class Cursor {
   std::string excerpt(size_t pos) const;
 
  private:
+  Type type_inner();
   PrimExpr dim_sum();
   PrimExpr dim_product();
   PrimExpr dim_unary();
@@ -70,6 +79,7 @@ class Cursor {
 
   std::string_view text_;
   size_t pos_ = 0;
+  int depth_ = 0;
   std::map<std::string, ir::Var>* symbols_;
 };
 

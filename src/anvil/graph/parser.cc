@@ -63,6 +63,10 @@ class ModuleParser {
     if (cur_.peek() == '<')
       cur_.fail_at(cur_.pos(), str_cat("const[", index, "] is elided; its values do not parse back (print with "
                                        "max_constant_values = -1)"));
+    int64_t count = 1;  // each value takes at least two characters: refuse before allocating
+    for (int64_t d : *shape) count = d == 0 || count <= INT64_MAX / d ? count * d : INT64_MAX;
+    if (count > 1 && static_cast<uint64_t>(count) > cur_.remaining() / 2 + 1)
+      cur_.fail_at(type_at, str_cat("const[", index, "] declares ", count, " values but the text is shorter"));
     Tensor t;
     try {
       t = Tensor::empty(*shape, type.dtype());
@@ -171,7 +175,9 @@ class ModuleParser {
 
   // A call_tir binding has no inference: it takes `binding_type`, the binding's printed type.
   Expr expr(const Type* binding_type) {
+    cur_.enter();
     Expr e = primary(binding_type);
+    cur_.leave();
     while (cur_.accept(".")) {
       size_t at = cur_.pos();
       int64_t i = cur_.index("a tuple index");

@@ -140,6 +140,10 @@ TEST(GraphParser, ErrorsNameTheLineColumnAndWhatWasExpected) {
   expect_parse_error("wat", "line 1:1: expected 'def @name(...)' or 'const[i]: ...', got 'wat'");
   expect_parse_error("def @main(%x: Tensor[(2,), float32], %x: Tensor[(2,), float32]) -> Object {\n  return %x\n}",
                      "line 1:38: %x is bound twice");
+  std::string deep = "def @main() -> ";
+  for (int i = 0; i < 5000; ++i) deep += "Tuple[";
+  expect_parse_error(deep + " {}", "expressions nest deeper than 256 levels");
+  expect_parse_error("const[0]: Tensor[(100000, 100000), float32] = [1.0]\n", "declares 10000000000 values but the text is shorter");
 }
 
 TEST(GraphParser, APrintedTypeThatDiffersFromTheInferredOneIsAnError) {
