@@ -23,8 +23,9 @@ PrimExpr f32(const PrimExpr& e) { return e.dtype() == kF32 ? e : cast(kF32, e); 
 PrimExpr fconst(double v) { return ir::make_const(kF32, v); }
 
 struct Axis {
-  PrimExpr in, out;  // int32 extents
-  double scale_attr;  // > 0: the model's scale
+  PrimExpr in, out;        // int32 extents
+  double scale_attr;       // > 0: the model's scale
+  double roi_start, roi_end;  // tf_crop_and_resize
   PrimExpr scale() const { return scale_attr > 0 ? fconst(scale_attr) : f32(out) / f32(in); }
 };
 
@@ -33,10 +34,29 @@ PrimExpr source_coord(const std::string& mode, const Axis& a, const PrimExpr& x)
   PrimExpr xf = f32(x);
   if (mode == "half_pixel") return (xf + fconst(0.5)) / a.scale() - fconst(0.5);
   if (mode == "pytorch_half_pixel") return select(a.out > 1, (xf + fconst(0.5)) / a.scale() - fconst(0.5), fconst(0));
-  if (mode == "align_corners")
+  if (mode == "align_corners") {
+    // With scales, ONNX takes the resized length as scale * in (a float), not the floored size.
+    if (a.scale_attr > 0) {
+      PrimExpr len = fconst(a.scale_attr) * f32(a.in) - fconst(1);
+      return select(len > fconst(0), xf * f32(a.in - 1) / max(len, fconst(1e-30)), fconst(0));
+    }
     return select(a.out > 1, xf * f32(a.in - 1) / f32(max(a.out - 1, 1)), fconst(0));
+  }
   if (mode == "asymmetric") return xf / a.scale();
   if (mode == "tf_half_pixel_for_nn") return (xf + fconst(0.5)) / a.scale();
+  if (mode == "half_pixel_symmetric") {
+    // ONNX 19: the output's float extent is scale * in; the sampling grid is centred on the input.
+    PrimExpr out_f = a.scale_attr > 0 ? fconst(a.scale_attr) * f32(a.in) : f32(a.out);
+    PrimExpr adjustment = f32(a.out) / out_f;
+    PrimExpr offset = f32(a.in) * fconst(0.5) * (fconst(1) - adjustment);
+    return offset + (xf + fconst(0.5)) / a.scale() - fconst(0.5);
+  }
+  if (mode == "tf_crop_and_resize") {
+    PrimExpr len = f32(a.in - 1);
+    return select(a.out > 1,
+                  fconst(a.roi_start) * len + xf * fconst(a.roi_end - a.roi_start) * len / f32(max(a.out - 1, 1)),
+                  fconst(0.5 * (a.roi_start + a.roi_end)) * len);
+  }
   not_implemented_error("resize2d: coordinate_transformation_mode '", mode, "'");
 }
 
@@ -94,12 +114,20 @@ std::vector<Tensor> resize2d(const graph::CallNode& call, const std::vector<Tens
   double A = get_float(at, "cubic_coeff_a", -0.75);
   bool exclude = get_int(at, "exclude_outside", 0) != 0;
   const std::vector<PrimExpr>& os = call.type().shape();
-  Axis ah{x.shape()[2], os[2], get_float(at, "scale_h", 0.0)};
-  Axis aw{x.shape()[3], os[3], get_float(at, "scale_w", 0.0)};
+  std::vector<double> roi = graph::has_attr(at, "roi") ? graph::get_floats(at, "roi") : std::vector<double>{0, 0, 1, 1};  // h_start, w_start, h_end, w_end
+  double extrapolation = get_float(at, "extrapolation_value", 0.0);
+  Axis ah{x.shape()[2], os[2], get_float(at, "scale_h", 0.0), roi[0], roi[2]};
+  Axis aw{x.shape()[3], os[3], get_float(at, "scale_w", 0.0), roi[1], roi[3]};
   DataType dt = x.dtype();
   Tensor out = te::compute(os, [&](ir::Var n, ir::Var c, ir::Var y, ir::Var xx) {
     PrimExpr yo = source_coord(ct, ah, y), xo = source_coord(ct, aw, xx);
-    if (mode == "nearest") return x(n, c, nearest_index(nm, yo, ah.in), nearest_index(nm, xo, aw.in));
+    // tf_crop_and_resize: coordinates outside the input read extrapolation_value.
+    auto crop = [&](const PrimExpr& v) {
+      if (ct != "tf_crop_and_resize") return v;
+      PrimExpr inside = (yo >= fconst(0)) && (yo <= f32(ah.in - 1)) && (xo >= fconst(0)) && (xo <= f32(aw.in - 1));
+      return select(inside, v, ir::make_const(v.dtype(), extrapolation));
+    };
+    if (mode == "nearest") return crop(x(n, c, nearest_index(nm, yo, ah.in), nearest_index(nm, xo, aw.in)));
     Taps ty = mode == "linear" ? linear_taps(yo, ah.in) : cubic_taps(yo, ah.in, A, exclude);
     Taps tx = mode == "linear" ? linear_taps(xo, aw.in) : cubic_taps(xo, aw.in, A, exclude);
     PrimExpr acc;
@@ -111,7 +139,7 @@ std::vector<Tensor> resize2d(const graph::CallNode& call, const std::vector<Tens
       }
       acc = acc.defined() ? acc + row * ty.weight[i] : row * ty.weight[i];
     }
-    return dt == kF32 ? acc : cast(dt, acc);
+    return crop(dt == kF32 ? acc : cast(dt, acc));
   }, "resize2d");
   return {out};
 }

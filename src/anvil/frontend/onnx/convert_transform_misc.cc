@@ -7,6 +7,7 @@
 
 #include "anvil/frontend/onnx/proto.h"
 #include "anvil/graph/type.h"
+#include "anvil/ir/structural_equal.h"
 
 #include "anvil/frontend/onnx/convert_transform_util.h"
 
@@ -133,6 +134,15 @@ std::vector<Expr> convert_resize(ImportContext& ctx) {
   Expr x = ctx.input(0);
   if (!x.type().has_rank() || x.type().ndim() != 4) ctx.unsupported("Resize of a tensor that is not 4-d (NCHW)");
   const std::vector<PrimExpr>& dims = x.type().shape();
+  // Opset 18's axes: scales/sizes/roi name only these axes; the others keep scale 1.
+  std::vector<int64_t> axes = ctx.attr_ints("axes", std::vector<int64_t>{0, 1, 2, 3});
+  for (int64_t& a : axes) a = a < 0 ? a + 4 : a;
+  auto spread = [&](const std::vector<double>& v, double fill, const std::string& what) {
+    if (v.size() != axes.size()) ctx.bad_model(str_cat(what, " has ", v.size(), " values for ", axes.size(), " axes"));
+    std::vector<double> full(4, fill);
+    for (size_t i = 0; i < axes.size(); ++i) full[static_cast<size_t>(axes[i])] = v[i];
+    return full;
+  };
   std::vector<double> scales;
   if (upsample && ctx.opset() < 9) {
     scales = ctx.attr_floats("scales");
@@ -142,6 +152,7 @@ std::vector<Expr> convert_resize(ImportContext& ctx) {
       std::optional<Tensor> t = ctx.constant_input(si);
       if (!t) ctx.unsupported("Resize with scales not known at import");
       for (int64_t i = 0; i < t->numel(); ++i) scales.push_back(tensor_element(*t, i));
+      if (!scales.empty() && !old) scales = spread(scales, 1.0, "scales");
     }
   }
   Values out;
@@ -160,8 +171,34 @@ std::vector<Expr> convert_resize(ImportContext& ctx) {
     if (old || !ctx.has_input(3)) ctx.bad_model("Resize without scales or sizes");
     std::optional<Values> sizes = ctx.known_values(3);
     if (!sizes) ctx.unsupported("Resize with sizes not known at import");
-    if (sizes->size() != 4) ctx.bad_model(str_cat("sizes has ", sizes->size(), " values, expected 4"));
-    out = {(*sizes)[2], (*sizes)[3]};
+    Values full = dims;
+    if (sizes->size() != axes.size()) ctx.bad_model(str_cat("sizes has ", sizes->size(), " values for ", axes.size(), " axes"));
+    for (size_t i = 0; i < axes.size(); ++i) full[static_cast<size_t>(axes[i])] = (*sizes)[i];
+    for (int k = 0; k < 2; ++k) {
+      // A symbolic N or C is taken to equal its size (the model resizes only H and W).
+      auto want = ir::as_const_int(full[k]), have = ir::as_const_int(dims[k]);
+      if (want && have && *want != *have) ctx.unsupported("Resize that changes N or C");
+      if (!want && !ir::structural_equal(full[k], dims[k])) ctx.unsupported("Resize with a symbolic size for N or C");
+    }
+    out = {full[2], full[3]};
+    std::string policy = ctx.attr_string("keep_aspect_ratio_policy", "stretch");
+    if (policy != "stretch") {
+      // One scale for the listed spatial axes: the smallest (not_larger) or largest (not_smaller) ratio.
+      double scale = policy == "not_larger" ? 1e300 : 0;
+      std::vector<int> spatial;
+      for (int64_t a : axes)
+        if (a >= 2) spatial.push_back(static_cast<int>(a));
+      for (int a : spatial) {
+        auto want = ir::as_const_int(full[a]), have = ir::as_const_int(dims[a]);
+        if (!want || !have) ctx.unsupported("keep_aspect_ratio_policy with symbolic sizes");
+        double r = double(*want) / double(*have);
+        scale = policy == "not_larger" ? std::min(scale, r) : std::max(scale, r);
+      }
+      for (int a : spatial) {
+        out[a - 2] = ir::int_imm(static_cast<int64_t>(std::round(scale * double(*ir::as_const_int(dims[a])))));
+        (a == 2 ? sh : sw) = scale;
+      }
+    }
   }
   std::string mode = ctx.attr_string("mode", "nearest");
   if (mode == "bilinear") mode = "linear";  // Upsample opset 7
@@ -172,14 +209,23 @@ std::vector<Expr> convert_resize(ImportContext& ctx) {
     if (down && mode == "nearest" && !(sh < 1 && sw < 1)) ctx.unsupported("Resize (opset < 11) up one axis and down the other");
     attrs["nearest_mode"] = down ? "ceil" : "floor";
   } else {
-    attrs["coordinate_transformation_mode"] = ctx.attr_string("coordinate_transformation_mode", "half_pixel");
+    std::string ct = ctx.attr_string("coordinate_transformation_mode", "half_pixel");
+    attrs["coordinate_transformation_mode"] = ct;
     attrs["nearest_mode"] = ctx.attr_string("nearest_mode", "round_prefer_floor");
     attrs["cubic_coeff_a"] = ctx.attr_float("cubic_coeff_a", -0.75);
     attrs["exclude_outside"] = ctx.attr_int("exclude_outside", 0);
+    attrs["extrapolation_value"] = ctx.attr_float("extrapolation_value", 0.0);
     if (ctx.attr_int("antialias", 0) != 0) ctx.unsupported("Resize with antialias");
-    if (ctx.attr_string("keep_aspect_ratio_policy", "stretch") != "stretch")
-      ctx.unsupported("Resize with keep_aspect_ratio_policy other than stretch");
-    if (ctx.has_attr("axes")) ctx.unsupported("Resize with axes");
+    if (ct == "tf_crop_and_resize") {
+      std::optional<Tensor> r = ctx.has_input(1) ? ctx.constant_input(1) : std::nullopt;
+      if (!r) ctx.unsupported("tf_crop_and_resize with a roi not known at import");
+      std::vector<double> v;
+      for (int64_t i = 0; i < r->numel(); ++i) v.push_back(tensor_element(*r, i));
+      size_t k = axes.size();
+      if (v.size() != 2 * k) ctx.bad_model(str_cat("roi has ", v.size(), " values, expected ", 2 * k));
+      std::vector<double> st = spread({v.begin(), v.begin() + k}, 0.0, "roi"), en = spread({v.begin() + k, v.end()}, 1.0, "roi");
+      attrs["roi"] = AttrValue::floats({st[2], st[3], en[2], en[3]});
+    }
   }
   for (PrimExpr& d : out) d = graph::dim_expr(d);
   return {ctx.emit("resize2d", {x, graph::ShapeExpr::make(out)}, attrs)};

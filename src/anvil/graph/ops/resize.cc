@@ -28,7 +28,8 @@ Type resize2d_type(const CallNode& call) {
   std::string mode = get_string(call.attrs(), "mode", "nearest");
   if (!one_of(mode, {"nearest", "linear", "cubic"})) value_error("mode '", mode, "', expected nearest, linear or cubic");
   std::string ct = get_string(call.attrs(), "coordinate_transformation_mode", "half_pixel");
-  if (!one_of(ct, {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn"}))
+  if (!one_of(ct, {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn",
+                   "half_pixel_symmetric", "tf_crop_and_resize"}))
     value_error("coordinate_transformation_mode '", ct, "' is not supported");
   std::string nm = get_string(call.attrs(), "nearest_mode", "round_prefer_floor");
   if (!one_of(nm, {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"})) value_error("nearest_mode '", nm, "'");
