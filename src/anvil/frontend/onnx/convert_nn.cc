@@ -1,7 +1,7 @@
 // ONNX converters of the nn family (graph/ops/nn.cc): Conv, ConvTranspose (1-d through a
 // reshape to 2-d; auto_pad from static spatial dims), Gemm (alpha, beta, transA, transB, C
-// broadcast), MatMul (a constant 2-d B becomes nn.dense with the weight transposed at import,
-// the leading dims of A flattened so the kernel is a 2-d GEMM), BatchNormalization (inference),
+// broadcast; a constant B is given to matmul as [K, N], transposed at import for transB), MatMul
+// (a constant 2-d B: A's leading dims flattened so the kernel is the 2-d GEMM), BatchNormalization (inference),
 // Instance/Layer/Group/RMS normalisation, LRN, MaxPool/AveragePool (1-d through 2-d; ceil_mode,
 // count_include_pad, dilations), GlobalAverage/MaxPool, Softmax/LogSoftmax (opset < 13:
 // flattened to 2-d at `axis`, as those opsets define it).
@@ -221,17 +221,17 @@ std::vector<Expr> convert_global_pool(ImportContext& ctx, bool is_max) {
 
 // --- GEMM ------------------------------------------------------------------------------------
 
-// a [..., K] times a constant-or-not b [K, N]: nn.dense on the flattened rows when b is a
-// constant matrix (weight transposed here), else matmul.
-Expr matmul_expr(ImportContext& ctx, const Expr& a, const Expr& b, std::optional<Tensor> b_const) {
+// a [..., K] times b [K, N]. A constant 2-d b stays [K, N] (the GEMM kernel packs it with
+// contiguous reads) and a's leading dims are flattened by reshape so the kernel is the 2-d GEMM
+// (matmul_x86; a symbolic batch becomes its symbolic M). Otherwise numpy matmul.
+Expr matmul_expr(ImportContext& ctx, const Expr& a, const Expr& b, bool b_constant) {
   const Type& at = a.type();
-  if (b_const && b_const->shape().size() == 2 && at.ndim() >= 2 && at.dtype().is_float()) {
-    Expr w = ctx.constant(transposed(*b_const));
-    if (at.ndim() == 2) return ctx.emit("nn.dense", {a, w});
+  const Type& bt = b.type();
+  if (b_constant && bt.ndim() == 2 && at.ndim() > 2 && at.dtype().is_float()) {
     std::vector<PrimExpr> lead(at.shape().begin(), at.shape().end() - 1);
     Expr a2 = reshape(ctx, a, {graph::num_elements(lead), at.dim(-1)});
-    Expr y = ctx.emit("nn.dense", {a2, w});
-    lead.push_back(ir::int_imm(b_const->shape()[1]));
+    Expr y = ctx.emit("matmul", {a2, b});
+    lead.push_back(bt.dim(1));
     return reshape(ctx, y, lead);
   }
   return ctx.emit("matmul", {a, b});
@@ -240,7 +240,7 @@ Expr matmul_expr(ImportContext& ctx, const Expr& a, const Expr& b, std::optional
 std::vector<Expr> convert_matmul(ImportContext& ctx) {
   input_type(ctx, 0);
   input_type(ctx, 1);
-  return {matmul_expr(ctx, ctx.input(0), ctx.input(1), ctx.constant_input(1))};
+  return {matmul_expr(ctx, ctx.input(0), ctx.input(1), ctx.constant_input(1).has_value())};
 }
 
 std::vector<Expr> convert_gemm(ImportContext& ctx) {
@@ -252,10 +252,12 @@ std::vector<Expr> convert_gemm(ImportContext& ctx) {
   if (ta) a = ctx.emit("transpose", {a}, {{"axes", AttrValue::ints({1, 0})}});
   Expr y;
   std::optional<Tensor> bc = ctx.constant_input(1);
-  if (tb) {
+  if (tb && bc && bc->shape().size() == 2) {
+    y = ctx.emit("matmul", {a, ctx.constant(transposed(*bc))});  // [K, N] for the GEMM's packing
+  } else if (tb) {
     y = ctx.emit("nn.dense", {a, ctx.input(1)});  // B is [N, K]: dense's weight layout
   } else {
-    y = matmul_expr(ctx, a, ctx.input(1), bc);
+    y = matmul_expr(ctx, a, ctx.input(1), bc.has_value());
   }
   if (alpha != 1.0) y = ctx.emit("multiply", {y, scalar(ctx, at.dtype(), alpha)});
   if (ctx.has_input(2) && beta != 0.0) {

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 
+#include "anvil/arith/simplify.h"
 #include "anvil/graph/attrs.h"
 #include "anvil/graph/ops/op_util.h"
 #include "anvil/ir/expr_ops.h"
@@ -204,7 +205,7 @@ std::vector<te::Tensor> batch_norm(const graph::CallNode& call, const std::vecto
         PrimExpr scale = in[1](c) * ir::rsqrt(in[4](c) + eps);
         return (x(std::vector<PrimExpr>(i.begin(), i.end())) - in[3](c)) * scale + in[2](c);
       },
-      "batch_norm")};
+      axis == 1 ? "batch_norm" : "batch_norm_axis")};
 }
 
 // ONNX LRN: x / (bias + alpha / size * sum of squares over channels [c - floor((size-1)/2),
@@ -261,6 +262,28 @@ std::vector<te::Tensor> softmax(const graph::CallNode& call, const std::vector<t
       log ? "log_softmax" : "softmax")};
 }
 
+// Per-channel parameters: the axes up to the channel fused and parallel, the rest one
+// vectorised loop, so the channel's scale and shift are loop-invariant (the default injective
+// schedule would gather them per lane).
+void batch_norm_schedule(te::Schedule& s, const std::vector<te::Tensor>& outs, const Target& target) {
+  const te::Tensor& out = outs[0];
+  const int nd = out.ndim();
+  if (nd < 3 || out.name() != "batch_norm") return schedule_injective(s, outs, target);  // channel not dim 1
+  te::Stage& st = s[out];
+  te::IterVar inner = out.axis(2);
+  PrimExpr extent = out.shape()[2];
+  for (int d = 3; d < nd; ++d) {
+    inner = st.fuse(inner, out.axis(d));
+    extent = extent * out.shape()[d];
+  }
+  const int vf = vector_factor(arith::simplify(extent), lanes_for(target, out.dtype()));
+  if (vf > 0) {
+    auto [io, ii] = st.split(inner, vf);
+    st.vectorize(ii);
+  }
+  fuse_all_parallel(st, {out.axis(0), out.axis(1)});
+}
+
 void reg(const char* op, const char* name, ComputeFn f) {
   register_implementation(op, "cpu", {name, std::move(f), schedule_reductions_then_injective});
 }
@@ -268,7 +291,7 @@ void reg(const char* op, const char* name, ComputeFn f) {
 }  // namespace
 
 void register_norm_strategies() {
-  register_implementation("nn.batch_norm", "cpu", {"batch_norm.x86", batch_norm, schedule_injective});
+  register_implementation("nn.batch_norm", "cpu", {"batch_norm.x86", batch_norm, batch_norm_schedule});
   reg("nn.layer_norm", "layer_norm.x86", layer_norm);
   reg("nn.rms_norm", "rms_norm.x86", rms_norm);
   reg("nn.instance_norm", "instance_norm.x86", instance_norm);
