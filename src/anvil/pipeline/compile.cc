@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <utility>
 #include <vector>
 
 #include "anvil/base/error.h"
@@ -31,10 +32,15 @@ class Stages {
   }
   template <typename F>
   auto run(const std::string& stage, int total, F&& body) {
+    return step(stage, total, total, std::forward<F>(body));
+  }
+  // One unit of a stage with several (done of total).
+  template <typename F>
+  auto step(const std::string& stage, int done, int total, F&& body) {
     auto start = std::chrono::steady_clock::now();
     auto out = body();
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (options_.progress) options_.progress(stage, total, total, seconds);
+    if (options_.progress) options_.progress(stage, done, total, seconds);
     return out;
   }
   void dump(const std::string& file, const std::string& text) const {
@@ -65,11 +71,16 @@ vm::Executable compile(const graph::IRModule& input, const Target& target, const
   stages.dump("graph.lowered.txt", graph::to_string(mod, kDumpOptions));
   for (const auto& [name, f] : mod.prim_funcs) stages.dump("tir/" + name + ".tir", tir::to_string(f));
 
-  // Kernels: the TIR pass pipeline and the target's code generator, into one module. A model
-  // without kernels still gets an (empty) host module, so export_library has code to link.
+  // Kernels: the TIR pass pipeline per kernel (reported one by one), then the target's code
+  // generator on all of them, into one module (build's own pass run finds nothing left to do).
+  // A model without kernels still gets an (empty) host module, so export_library has code to link.
   std::vector<tir::PrimFunc> funcs;
-  for (const auto& [name, f] : mod.prim_funcs) funcs.push_back(f);
-  Module kernels = stages.run("kernels", static_cast<int>(funcs.size()), [&] {
+  for (const auto& [name, f] : mod.prim_funcs) {
+    tir::PrimFunc lowered = stages.step("tir", static_cast<int>(funcs.size()) + 1,
+                                        static_cast<int>(mod.prim_funcs.size()), [&] { return run_tir_pipeline(f); });
+    funcs.push_back(lowered);
+  }
+  Module kernels = stages.run("codegen", 1, [&] {
     return funcs.empty() ? codegen::build_for_target({}, target.host()) : build(funcs, target);
   });
 

@@ -30,8 +30,10 @@ struct CompileOptions {
   // When set: the IR after each stage is written there (lowered TIR per kernel, VM listing,
   // memory plan), for `anvil compile --dump-ir DIR`.
   std::string dump_ir_dir;
-  // Called after each stage: (stage name, done, total, seconds of that stage), e.g.
-  // ("lower_graph", 1, 1, 0.02), ("kernels", 12, 12, 1.8), ("vm_codegen", 1, 1, 0.001).
+  // Called after each stage, or each unit of one: (stage, done, total, seconds of that unit):
+  // ("lower_graph", 1, 1, 0.02), ("tir", 1, 12, 0.001) ... ("tir", 12, 12, ...) for the TIR
+  // passes per kernel, ("codegen", 1, 1, 1.8) for the target's code generator on all kernels
+  // (where the time goes: LLVM), ("vm_codegen", 1, 1, 0.001).
   std::function<void(const std::string& stage, int done, int total, double seconds)> progress;
 };
 
