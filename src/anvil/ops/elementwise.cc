@@ -39,6 +39,17 @@ PrimExpr clip_bound(const PrimExpr& x, double v, bool is_min) {
   return c(x, v);
 }
 
+// max/min that return NaN when either float operand is NaN, as ONNX Runtime's Max/Min/Clip do
+// (the IR's max(a, b) is a < b ? b : a, which drops a NaN b; min drops a NaN a).
+PrimExpr nan_max(const PrimExpr& a, const PrimExpr& b) {
+  PrimExpr m = ir::max(a, b);
+  return a.dtype().is_float() ? ir::select(ir::isnan(b), b, m) : m;
+}
+PrimExpr nan_min(const PrimExpr& a, const PrimExpr& b) {
+  PrimExpr m = ir::min(a, b);
+  return a.dtype().is_float() ? ir::select(ir::isnan(a), a, m) : m;
+}
+
 PrimExpr as_int(const PrimExpr& b) { return ir::select(b, ir::int_imm(1), ir::int_imm(0)); }
 
 std::map<std::string, Formula> unary_formulas() {
@@ -113,7 +124,7 @@ std::map<std::string, Formula> unary_formulas() {
     if (graph::has_attr(a, "min"))
       if (PrimExpr lo = clip_bound(x, graph::get_float(a, "min"), true); lo.defined()) x = ir::max(x, lo);
     if (graph::has_attr(a, "max"))
-      if (PrimExpr hi = clip_bound(x, graph::get_float(a, "max"), false); hi.defined()) x = ir::min(x, hi);
+      if (PrimExpr hi = clip_bound(x, graph::get_float(a, "max"), false); hi.defined()) x = nan_min(x, hi);
     return x;
   };
   m["cast"] = [](const V& v, const Attrs&) { return v[0]; };  // elementwise() converts to the out dtype
@@ -126,7 +137,7 @@ std::map<std::string, Formula> binary_formulas() {
     m[n] = [f](const V& v, const Attrs&) { return f(v[0], v[1]); };
   };
   b("add", ir::add), b("subtract", ir::sub), b("multiply", ir::mul), b("divide", ir::div);
-  b("maximum", ir::max), b("minimum", ir::min), b("less", ir::lt), b("less_equal", ir::le);
+  b("maximum", nan_max), b("minimum", nan_min), b("less", ir::lt), b("less_equal", ir::le);
   b("greater", ir::gt), b("greater_equal", ir::ge), b("logical_and", ir::logical_and), b("logical_or", ir::logical_or);
   b("bitwise_and", ir::bitwise_and), b("bitwise_or", ir::bitwise_or), b("bitwise_xor", ir::bitwise_xor);
   b("left_shift", ir::shift_left), b("right_shift", ir::shift_right);

@@ -98,6 +98,36 @@ TEST_F(ElementwiseBinaryKernels, FloatArithmeticAndComparisonsBroadcast) {
   }
 }
 
+TEST_F(ElementwiseBinaryKernels, MaximumMinimumAndClipPropagateNaN) {
+  DataType f = DataType::float32();
+  V x = random_values(37, rng, -2, 2), y = random_values(37, rng, -2, 2);
+  x[0] = NAN, y[1] = NAN, x[2] = NAN, y[2] = NAN, x[20] = NAN;
+  auto nan_or = [](double (*g)(double, double)) {
+    return [g](const V& v) { return std::isnan(v[0]) || std::isnan(v[1]) ? NAN : g(v[0], v[1]); };
+  };
+  auto near = [](const std::string& op, const V& got, const V& want) {
+    for (size_t i = 0; i < got.size(); ++i)
+      if (!(got[i] == want[i] || (std::isnan(got[i]) && std::isnan(want[i]))))
+        ADD_FAILURE() << op << " element " << i << " = " << got[i] << ", want " << want[i];
+  };
+  for (const char* op : {"maximum", "minimum"}) {
+    Ref ref = std::string(op) == "maximum" ? nan_or([](double a, double b) { return std::max(a, b); })
+                                           : nan_or([](double a, double b) { return std::min(a, b); });
+    Kernel k = build_kernel(op, {ts({37}, f), ts({37}, f)});
+    Tensor tx = make_tensor({37}, f, x), ty = make_tensor({37}, f, y);
+    Tensor out = run_kernel(k, {tx, ty}, {{37}})[0];
+    V want, xs = values_of(tx), ys = values_of(ty);
+    for (size_t i = 0; i < 37; ++i) want.push_back(ref({xs[i], ys[i]}));
+    near(op, values_of(out), want);
+  }
+  Kernel k = build_kernel("clip", {ts({37}, f)}, {{"min", -1.0}, {"max", 1.0}});
+  Tensor tx = make_tensor({37}, f, x);
+  Tensor out = run_kernel(k, {tx}, {{37}})[0];
+  V want;
+  for (double v : values_of(tx)) want.push_back(std::isnan(v) ? NAN : std::clamp(v, -1.0, 1.0));
+  near("clip", values_of(out), want);
+}
+
 TEST_F(ElementwiseBinaryKernels, IntegerSemantics) {
   DataType i32 = DataType::int32();
   V x = random_values(37, rng, -50, 50, true), y = random_values(37, rng, -7, 7, true);
