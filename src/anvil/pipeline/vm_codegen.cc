@@ -11,6 +11,7 @@
 
 #include "anvil/base/error.h"
 #include "anvil/pipeline/lower_graph.h"
+#include "anvil/pipeline/shape_heap.h"
 #include "anvil/runtime/vm/exec_builder.h"
 
 namespace anvil::pipeline {
@@ -20,98 +21,6 @@ using graph::Expr;
 using graph::ExprKind;
 using vm::Arg;
 using vm::RegName;
-
-// A value the heap builtins read: an immediate (code 0) or a heap slot (code 1).
-struct Operand {
-  int64_t code = 0;
-  int64_t value = 0;
-  bool is_imm() const { return code == 0; }
-};
-
-// The shape heap of one function: a slot per symbolic Var (bound from the parameters) and one
-// per derived value, numbered by (op, a, b) so n * 2 is computed once however often it is used.
-class ShapeHeap {
- public:
-  struct Compute {
-    int64_t dst;
-    std::string op;
-    Operand a, b;
-  };
-
-  int64_t size() const { return size_; }
-  size_t num_vars() const { return var_slot_.size(); }
-  const std::vector<Compute>& computes() const { return computes_; }
-  std::optional<int64_t> var_slot(const ir::VarNode* v) const {
-    auto it = var_slot_.find(v);
-    return it == var_slot_.end() ? std::nullopt : std::optional<int64_t>(it->second);
-  }
-  int64_t bind_var(const ir::Var& v) {
-    var_slot_[v.get()] = size_;
-    vars_by_name_[v->name()].push_back(v);
-    return size_++;
-  }
-  // Takes over the derived values a first emission numbered (the Vars must be bound the same way).
-  void adopt_computes(const ShapeHeap& first) {
-    ANVIL_ICHECK(first.num_vars() == num_vars() && computes_.empty(), "shape heap passes disagree");
-    computes_ = first.computes_;
-    keys_ = first.keys_;
-    size_ = first.size_;
-  }
-  // The bound Var of that name (call_tir's "shape_vars" name them).
-  ir::Var var_named(const std::string& func, const std::string& name) const {
-    auto it = vars_by_name_.find(name);
-    if (it == vars_by_name_.end())
-      value_error(func, ": symbolic dimension '", name, "' is not bound by the shape of any input");
-    if (it->second.size() > 1)
-      value_error(func, ": two different symbolic dimensions are named '", name, "'");
-    return it->second[0];
-  }
-
-  Operand operand(const std::string& func, const ir::PrimExpr& e) {
-    if (std::optional<int64_t> c = ir::as_const_int(e)) return {0, *c};
-    if (const auto* v = e.as<ir::VarNode>()) {
-      if (std::optional<int64_t> s = var_slot(v)) return {1, *s};
-      value_error(func, ": symbolic dimension '", v->name(), "' is not bound by the shape of any input ",
-                  "(an input dimension must be exactly that variable)");
-    }
-    if (const auto* c = e.as<ir::CastNode>()) return operand(func, c->value());
-#define ANVIL_HEAP_BINARY(Kind, name)                                                 \
-  if (const auto* b = e.as<ir::Kind##Node>()) return compute(name, operand(func, b->a()), operand(func, b->b()));
-    ANVIL_HEAP_BINARY(Add, "add")
-    ANVIL_HEAP_BINARY(Sub, "sub")
-    ANVIL_HEAP_BINARY(Mul, "mul")
-    ANVIL_HEAP_BINARY(FloorDiv, "floordiv")
-    ANVIL_HEAP_BINARY(FloorMod, "floormod")
-    ANVIL_HEAP_BINARY(Div, "floordiv")  // dimensions are >= 0: truncation is floor division
-    ANVIL_HEAP_BINARY(Min, "min")
-    ANVIL_HEAP_BINARY(Max, "max")
-#undef ANVIL_HEAP_BINARY
-    not_implemented_error(func, ": the VM cannot compute the dimension expression ", ir::expr_kind_name(e.kind()),
-                          " (supported: + - * // % min max of dimensions and constants)");
-  }
-
-  Operand compute(const std::string& op, Operand a, Operand b) {
-    if (a.is_imm() && b.is_imm()) {
-      if (op == "add") return {0, a.value + b.value};
-      if (op == "mul") return {0, a.value * b.value};
-      if (op == "sub") return {0, a.value - b.value};
-    }
-    auto key = std::make_tuple(op, a.code, a.value, b.code, b.value);
-    auto it = keys_.find(key);
-    if (it != keys_.end()) return {1, it->second};
-    int64_t dst = size_++;
-    keys_[key] = dst;
-    computes_.push_back({dst, op, a, b});
-    return {1, dst};
-  }
-
- private:
-  int64_t size_ = 0;
-  std::unordered_map<const ir::VarNode*, int64_t> var_slot_;
-  std::map<std::string, std::vector<ir::Var>> vars_by_name_;
-  std::map<std::tuple<std::string, int64_t, int64_t, int64_t, int64_t>, int64_t> keys_;
-  std::vector<Compute> computes_;
-};
 
 std::vector<graph::Type> output_types(const graph::Type& t) {
   if (t.is_tuple()) return t.fields();
@@ -214,7 +123,7 @@ class FunctionEmitter {
       std::vector<Arg> args{Arg::reg(static_cast<RegName>(i)), heap_arg(), b_.int_arg(t.ndim())};
       for (const ir::PrimExpr& d : t.shape()) {
         bool plain = ir::as_const_int(d) || d.as<ir::VarNode>() != nullptr;
-        Operand o = plain ? Operand{} : heap_.operand(name_, d);
+        HeapOperand o = plain ? HeapOperand{} : heap_.operand(name_, d);
         if (plain) args.push_back(Arg::imm(2)), args.push_back(Arg::imm(0));
         else if (o.is_imm()) args.push_back(Arg::imm(0)), args.push_back(b_.int_arg(o.value));
         else args.push_back(Arg::imm(3)), args.push_back(Arg::imm(o.value));
@@ -226,29 +135,29 @@ class FunctionEmitter {
 
   // A Shape value of these dimensions: a constant when static, else make_shape from the heap.
   Arg shape_arg(const std::vector<ir::PrimExpr>& dims) {
-    std::vector<Operand> ops;
+    std::vector<HeapOperand> ops;
     for (const ir::PrimExpr& d : dims) ops.push_back(heap_.operand(name_, d));
     return shape_of_operands(ops);
   }
 
   // The heap is complete after the prologue, so each distinct Shape is made once, where it is
   // first needed (the code is straight-line: that point precedes every later use).
-  Arg shape_of_operands(const std::vector<Operand>& ops) {
+  Arg shape_of_operands(const std::vector<HeapOperand>& ops) {
     std::vector<std::pair<int64_t, int64_t>> key;
     bool all_imm = true;
-    for (const Operand& o : ops) {
+    for (const HeapOperand& o : ops) {
       key.emplace_back(o.code, o.value);
       all_imm = all_imm && o.is_imm();
     }
     if (all_imm) {
       std::vector<int64_t> values;
-      for (const Operand& o : ops) values.push_back(o.value);
+      for (const HeapOperand& o : ops) values.push_back(o.value);
       return Arg::constant(b_.add_constant(Value::shape(std::move(values))));
     }
     auto cached = shapes_.find(key);
     if (cached != shapes_.end()) return cached->second;
     std::vector<Arg> args{heap_arg(), b_.int_arg(static_cast<int64_t>(ops.size()))};
-    for (const Operand& o : ops) args.push_back(Arg::imm(o.code)), args.push_back(b_.int_arg(o.value));
+    for (const HeapOperand& o : ops) args.push_back(Arg::imm(o.code)), args.push_back(b_.int_arg(o.value));
     RegName r = new_reg();
     b_.emit_call("vm.builtin.make_shape", args, r);
     return shapes_[key] = Arg::reg(r);
@@ -265,7 +174,7 @@ class FunctionEmitter {
       if (sr < 0) {
         // Its final size: a constant, or factor * its class's symbolic dims from the heap.
         auto s = static_cast<size_t>(storage);
-        Operand bytes{0, plan_.storage_bytes[s]};
+        HeapOperand bytes{0, plan_.storage_bytes[s]};
         for (const ir::PrimExpr& d : plan_.storage_sym[s]) bytes = heap_.compute("mul", bytes, heap_.operand(name_, d));
         Arg size = bytes.is_imm() ? b_.int_arg(bytes.value) : shape_of_operands({bytes});
         sr = new_reg();
@@ -274,7 +183,7 @@ class FunctionEmitter {
       storage_arg = Arg::reg(sr);
     } else {
       // Bytes = element size * every dimension, computed in the heap when symbolic.
-      Operand bytes{0, static_cast<int64_t>(t.dtype().bytes())};
+      HeapOperand bytes{0, static_cast<int64_t>(t.dtype().bytes())};
       for (const ir::PrimExpr& d : t.shape()) bytes = heap_.compute("mul", bytes, heap_.operand(name_, d));
       // alloc_storage takes a symbolic size as a 1-d Shape.
       Arg size = bytes.is_imm() ? b_.int_arg(bytes.value) : shape_of_operands({bytes});
