@@ -280,9 +280,41 @@ Type Cursor::type_inner() {
 // tensor IR's printer, so printed trees read back with the same shape.
 PrimExpr Cursor::dim() {
   enter();
-  PrimExpr e = dim_sum();
+  PrimExpr e = dim_or();
   leave();
   return e;
+}
+
+// Conditions (from symbolic clamping, select(c, a, b)): or < and < not < comparisons < + -.
+PrimExpr Cursor::dim_or() {
+  PrimExpr a = dim_and();
+  while (accept_word("or")) a = ir::logical_or(a, dim_and());
+  return a;
+}
+
+PrimExpr Cursor::dim_and() {
+  PrimExpr a = dim_not();
+  while (accept_word("and")) a = ir::logical_and(a, dim_not());
+  return a;
+}
+
+PrimExpr Cursor::dim_not() {
+  if (!accept_word("not")) return dim_compare();
+  enter();
+  PrimExpr e = ir::logical_not(dim_not());
+  leave();
+  return e;
+}
+
+PrimExpr Cursor::dim_compare() {
+  PrimExpr a = dim_sum();
+  if (accept("==")) return ir::eq(a, dim_sum());
+  if (accept("!=")) return ir::ne(a, dim_sum());
+  if (accept("<=")) return ir::le(a, dim_sum());
+  if (accept(">=")) return ir::ge(a, dim_sum());
+  if (accept("<")) return ir::lt(a, dim_sum());
+  if (accept(">")) return ir::gt(a, dim_sum());
+  return a;
 }
 
 PrimExpr Cursor::dim_sum() {
@@ -329,6 +361,16 @@ PrimExpr Cursor::dim_atom() {
     return e;
   }
   std::string word = ident("a dimension (an integer, a name or an expression)");
+  if (word == "True" || word == "False") return ir::bool_imm(word == "True");
+  if (word == "select" && accept("(")) {
+    PrimExpr c = dim();
+    expect(",");
+    PrimExpr t = dim();
+    expect(",");
+    PrimExpr f = dim();
+    expect(")");
+    return ir::select(c, t, f);
+  }
   if (!accept("(")) {
     auto it = symbols_->find(word);
     if (it == symbols_->end()) it = symbols_->emplace(word, ir::size_var(word)).first;
@@ -347,7 +389,7 @@ PrimExpr Cursor::dim_atom() {
   try {
     t = DataType::parse(word);
   } catch (const Error&) {
-    fail_at(start, str_cat("expected min, max, truncdiv or a dtype cast in a dimension, got '", word, "('"));
+    fail_at(start, str_cat("expected min, max, truncdiv, select or a dtype cast in a dimension, got '", word, "('"));
   }
   if (!t.is_int() && !t.is_uint()) fail_at(start, str_cat("a dimension cast to ", word, ", expected an integer type"));
   if (at_number()) {

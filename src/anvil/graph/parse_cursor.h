@@ -72,6 +72,10 @@ class Cursor {
 
  private:
   Type type_inner();
+  PrimExpr dim_or();
+  PrimExpr dim_and();
+  PrimExpr dim_not();
+  PrimExpr dim_compare();
   PrimExpr dim_sum();
   PrimExpr dim_product();
   PrimExpr dim_unary();

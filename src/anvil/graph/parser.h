@@ -11,7 +11,8 @@
 // Calls are rebuilt through the operator table (infer_call_type), and each printed type is
 // checked against the inferred one: a binding `%v: T = op(...)` whose op infers another type is
 // a ValueError naming the line (the text describes IR the builder would not make). Dimension
-// expressions use + - * // %, parentheses, min/max/truncdiv and integer casts; a name is one
+// expressions use + - * // %, parentheses, min/max/truncdiv, integer casts and (for symbolic
+// clamping) select(c, a, b) over comparisons, and/or/not; a name is one
 // ir::size_var across the whole module. Constants are read from the `const[i]: Type = [...]`
 // list after the functions (all values written out: the elided `<N values, fnv1a ...>` form of
 // large constants does not parse back; print with max_constant_values = -1). `#` starts a
