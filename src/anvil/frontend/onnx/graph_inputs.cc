@@ -43,6 +43,28 @@ const char* type_kind(const TypeProto& t) {
   return "of an unknown type kind";
 }
 
+// An input given a value (ImportOptions::input_values): a constant, checked against the
+// declared dtype and shape.
+void bind_input_value(const ValueInfoProto& in, DataType dtype, const Tensor& value, ImportState& state) {
+  std::string what = str_cat("input_values gives input '", in.name(), "'");
+  if (!value.defined()) value_error("onnx: ", what, " an undefined tensor");
+  if (!(value.dtype() == dtype)) value_error("onnx: ", what, " a ", value.dtype().to_string(), " tensor, the model declares ", dtype.to_string());
+  const auto& tensor = in.type().tensor_type();
+  if (tensor.has_shape()) {
+    const auto& dims = tensor.shape().dim();
+    bool ok = static_cast<size_t>(dims.size()) == value.shape().size();
+    for (int i = 0; ok && i < dims.size(); ++i) {
+      if (dims[i].has_dim_value() && dims[i].dim_value() >= 0 && dims[i].dim_value() != value.shape()[static_cast<size_t>(i)]) ok = false;
+    }
+    if (!ok) value_error("onnx: ", what, " a tensor of shape ", pinned_text(value.shape()), ", the model declares ", declared_shape_text(in));
+  }
+  ImportedValue v;
+  v.expr = with_prefix(what, [&] { return graph::Constant::make(value); });
+  v.known = known_values_of(value);
+  v.known_shape = value.shape();
+  state.values[in.name()] = std::move(v);
+}
+
 struct PinnedParam {
   int64_t value;
   std::string input;
@@ -104,11 +126,12 @@ void import_initializers(const GraphProto& graph, ImportState& state) {
 
 std::vector<std::string> import_graph_inputs(const GraphProto& graph,
                                              const std::map<std::string, std::vector<int64_t>>& input_shapes,
-                                             ImportState& state) {
+                                             const std::map<std::string, Tensor>& input_values, ImportState& state) {
   std::unordered_set<std::string> initializers;
   for (const TensorProto& t : graph.initializer()) initializers.insert(t.name());
   std::vector<const ValueInfoProto*> inputs;
-  std::vector<std::string> names;
+  std::vector<std::string> names;  // the parameters' ONNX names
+  std::vector<std::string> all_inputs;
   std::unordered_set<std::string> seen;
   for (const ValueInfoProto& in : graph.input()) {
     if (in.name().empty()) value_error("onnx: a graph input has no name");
@@ -116,16 +139,25 @@ std::vector<std::string> import_graph_inputs(const GraphProto& graph,
     // An initializer listed as an input (IR version < 4 lists all weights) stays a constant.
     if (initializers.count(in.name())) continue;
     inputs.push_back(&in);
-    names.push_back(in.name());
+    all_inputs.push_back(in.name());
+    if (!input_values.count(in.name())) names.push_back(in.name());
   }
   for (const auto& [name, dims] : input_shapes) {
     if (initializers.count(name)) {
       value_error("onnx: input_shapes names '", name, "', which is an initializer (a constant) of the model, not an input");
     }
-    if (!seen.count(name)) value_error("onnx: input_shapes names '", name, "', which is not an input of the model (inputs: ", join(names), ")");
+    if (!seen.count(name)) value_error("onnx: input_shapes names '", name, "', which is not an input of the model (inputs: ", join(all_inputs), ")");
     for (int64_t d : dims) {
       if (d < -1) value_error("onnx: input_shapes gives input '", name, "' the dimension ", d, " (expected >= 0, or -1 to keep the model's)");
     }
+  }
+
+  for (const auto& [name, value] : input_values) {
+    if (initializers.count(name)) {
+      value_error("onnx: input_values names '", name, "', which is an initializer (a constant) of the model, not an input");
+    }
+    if (!seen.count(name)) value_error("onnx: input_values names '", name, "', which is not an input of the model (inputs: ", join(all_inputs), ")");
+    if (input_shapes.count(name)) value_error("onnx: input '", name, "' is named in both input_shapes and input_values");
   }
 
   // Pass 1: check the pinned shapes against the declared ones; a pinned dim_param pins that name.
@@ -167,6 +199,10 @@ std::vector<std::string> import_graph_inputs(const GraphProto& graph,
     if (!type.has_tensor_type()) not_implemented_error("onnx: ", what, " is ", type_kind(type), "; only tensor inputs are supported");
     const auto& tensor = type.tensor_type();
     DataType dtype = check_supported_code(tensor.elem_type(), what);
+    if (auto given = input_values.find(name); given != input_values.end()) {
+      bind_input_value(*in, dtype, given->second, state);
+      continue;
+    }
     auto pin = input_shapes.find(name);
     const std::vector<int64_t>* pinned = pin == input_shapes.end() ? nullptr : &pin->second;
     std::vector<ir::PrimExpr> dims;

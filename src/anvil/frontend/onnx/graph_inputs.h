@@ -30,8 +30,9 @@ void import_initializers(const GraphProto& graph, ImportState& state);
 
 // Adds a parameter to state.builder for every graph input that is not an initializer and records
 // it in state.values; returns their ONNX names in order. Checks input_shapes (importer.h).
+// Inputs named in input_values become constants instead (importer.h ImportOptions).
 std::vector<std::string> import_graph_inputs(const GraphProto& graph,
                                              const std::map<std::string, std::vector<int64_t>>& input_shapes,
-                                             ImportState& state);
+                                             const std::map<std::string, Tensor>& input_values, ImportState& state);
 
 }  // namespace anvil::frontend::onnx

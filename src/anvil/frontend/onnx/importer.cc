@@ -60,7 +60,7 @@ graph::IRModule import_model(const ModelProto& proto, const std::filesystem::pat
   state.model = &proto;
   const GraphProto& graph = proto.graph();
 
-  std::vector<std::string> input_names = import_graph_inputs(graph, options.input_shapes, state);
+  std::vector<std::string> input_names = import_graph_inputs(graph, options.input_shapes, options.input_values, state);
   import_initializers(graph, state);
 
   std::unordered_set<std::string> available;

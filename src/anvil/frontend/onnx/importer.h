@@ -33,6 +33,7 @@
 
 #include "anvil/frontend/onnx/model_loader.h"
 #include "anvil/graph/function.h"
+#include "anvil/runtime/tensor.h"
 
 namespace anvil::frontend::onnx {
 
@@ -46,6 +47,11 @@ struct ImportOptions {
   // naming the input for a name that is no input of the model, a rank other than the declared one,
   // a constant dimension pinned to another value, or a dim_param pinned to two values.
   std::map<std::string, std::vector<int64_t>> input_shapes;
+  // Input name -> a value the input takes at every run: the input becomes a constant (with known
+  // values, so shape arguments fed as inputs, e.g. Reshape's shape or ReduceSum's axes, fold) and
+  // is no parameter of "main" nor in "input_names". The tensor must be a CPU tensor of the
+  // input's declared dtype and rank (declared constant dims equal). ValueError naming the input.
+  std::map<std::string, Tensor> input_values;
   // Where external data resolves (from_onnx of a ModelProto; the file overloads use the model's
   // directory when this is empty).
   std::filesystem::path base_dir;

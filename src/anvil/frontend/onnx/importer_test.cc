@@ -267,6 +267,35 @@ TEST(OnnxImporter, InputShapesPinDims) {
             "onnx: input_shapes gives input 'img' the dimension -2 (expected >= 0, or -1 to keep the model's)");
 }
 
+TEST(OnnxImporter, InputValuesMakeInputsConstants) {
+  Model m;
+  m.input("x", TensorProto::FLOAT, {"N", "3"});
+  m.input("axes", TensorProto::INT64, {"2"});
+  m.node("TestConstInts", {"x", "axes"}, {"y"});
+  m.output("y");
+  Tensor axes = Tensor::empty({2}, DataType::int64());
+  static_cast<int64_t*>(axes.data())[0] = 1;
+  static_cast<int64_t*>(axes.data())[1] = -1;
+  ImportOptions options;
+  options.input_values["axes"] = axes;
+  graph::IRModule mod = m.import(options);
+  EXPECT_EQ(g_const_ints, (std::vector<int64_t>{1, -1}));
+  EXPECT_EQ(main_of(mod).params().size(), 1u);
+  EXPECT_EQ(graph::get_strings(mod.attrs, "input_names"), (std::vector<std::string>{"x"}));
+
+  ImportOptions wrong;
+  wrong.input_values["axes"] = Tensor::empty({3}, DataType::int64());
+  EXPECT_EQ(error_of([&] { m.import(wrong); }),
+            "onnx: input_values gives input 'axes' a tensor of shape [3], the model declares [2]");
+  wrong.input_values["axes"] = Tensor::empty({2}, DataType::int32());
+  EXPECT_EQ(error_of([&] { m.import(wrong); }),
+            "onnx: input_values gives input 'axes' a int32 tensor, the model declares int64");
+  ImportOptions unknown;
+  unknown.input_values["nope"] = axes;
+  EXPECT_EQ(error_of([&] { m.import(unknown); }),
+            "onnx: input_values names 'nope', which is not an input of the model (inputs: 'x', 'axes')");
+}
+
 TEST(OnnxImporter, UnknownRankNeedsInputShapes) {
   Model m;
   auto* in = m.g->add_input();
