@@ -87,6 +87,7 @@ vm::Executable compile(const graph::IRModule& input, const Target& target, const
   // The VM program: parameter checks, shape heap, planned allocations, kernel calls.
   VmCodegenOptions vm_options;
   vm_options.plan_memory = options.opt_level >= 1;
+  vm_options.target = target.str();
   VmCodegenResult result = stages.run("vm_codegen", 1, [&] { return vm_codegen(mod, vm_options); });
   stages.dump("vm.txt", result.exec->as_text());
   stages.dump("memory_plan.json", result.memory_plan.to_json() + "\n");

@@ -20,6 +20,7 @@
 #include "anvil/pipeline/export_library.h"
 #include "anvil/pipeline/lower_graph.h"
 #include "anvil/pipeline/lowered_test_util.h"
+#include "anvil/pipeline/model_info.h"
 #include "anvil/pipeline/vm_codegen.h"
 #include "anvil/runtime/register.h"
 #include "anvil/runtime/tensor_io.h"
@@ -86,6 +87,12 @@ TEST_F(CompileTest, ExportedLibraryIsOneFileThatRunsAfterLoading) {
   vm::VirtualMachine machine = vm::VirtualMachine::create(loaded);
   Tensor x = random({6, 10});
   expect_chain(x, &c, machine["main"](x).as_tensor());
+  // The model's description for `anvil run` / `anvil inspect`.
+  std::string info = machine->invoke(kModelInfoFunction, {}).as_string();
+  for (const char* part : {"\"inputs\": [{\"name\": \"x\", \"dtype\": \"float32\", \"shape\": [6, 10]}]",
+                           "\"outputs\": [{\"name\": \"output0\"", "{\"name\": \"relu\", \"op\": \"\"",
+                           "\"memory\": {\"peak_bytes\": 480, \"storages\": 2", "\"target\": \"llvm"})
+    EXPECT_NE(info.find(part), std::string::npos) << part << " in " << info;
 }
 
 // The deployment path: the exported file runs in a process linked to the runtime alone
@@ -211,6 +218,9 @@ TEST_F(CompileTest, GraphOperatorsLowerShareKernelsAndRun) {
     for (const std::string& v : graph::get_strings(call->attrs(), kCallTIRShapeVars)) vars_seen.insert(v);
   }
   EXPECT_EQ(vars_seen, (std::set<std::string>{"n", "m"}));
+  std::string info = model_info_json(lowered, MemoryPlan{}, "");
+  EXPECT_NE(info.find("\"shape\": [\"n\", 8]"), std::string::npos) << info;
+  EXPECT_NE(info.find("\"op\": \"multiply\", \"implementation\": \""), std::string::npos) << info;
 
   fs::path lib = dir_ / "graph.so";
   export_library(compile_to_module(mod, llvm()), lib.string());

@@ -99,6 +99,7 @@ std::vector<ir::Var> appearance_order(const std::vector<ir::PrimExpr>& dims) {
 struct Kernel {
   CallShape shape;
   std::string func;
+  std::string implementation;
   std::vector<ir::Var> appearance;  // of shape.dims
   std::vector<ir::Var> shape_vars;  // the kernel's trailing scalars, as Vars of the first call
 };
@@ -120,7 +121,7 @@ ops::LoweredCall shape_to_tensor_kernel(const std::vector<ir::PrimExpr>& values,
     return e;
   }, "shape");
   ops::LoweredCall lowered;
-  lowered.implementation = "shape_to_tensor.vm";
+  lowered.implementation = "shape_to_tensor.kernel";
   lowered.shape_vars = ops::shape_vars_of({Type::tensor(values, dtype)});
   std::vector<te::LowerArg> args{out};
   for (const ir::Var& v : lowered.shape_vars) args.emplace_back(v);
@@ -233,7 +234,7 @@ class Lowerer {
       std::string name = out_.unique_name(kernel_hint(call.op()));
       ops::LoweredCall lowered = lower_fn(call, name);
       out_.prim_funcs[name] = lowered.func;
-      bucket.push_back({std::move(shape), name, appearance, lowered.shape_vars});
+      bucket.push_back({std::move(shape), name, lowered.implementation, appearance, lowered.shape_vars});
       kernel = &bucket.back();
       shape_vars = lowered.shape_vars;
       ++stats.kernels;
@@ -246,7 +247,8 @@ class Lowerer {
     for (const ir::Var& v : shape_vars) names.push_back(v->name());
     graph::Attrs attrs{{kCallTIRFunc, kernel->func},
                        {kCallTIRShapeVars, graph::AttrValue::strings(std::move(names))},
-                       {kCallTIROp, call.op()}};
+                       {kCallTIROp, call.op()},
+                       {kCallTIRImplementation, kernel->implementation}};
     return graph::Call::make(graph::kCallTIR, std::move(tensor_args), std::move(attrs), call.type());
   }
 

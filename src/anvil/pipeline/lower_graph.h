@@ -8,7 +8,7 @@
 // call_tir attributes: "func" (the PrimFunc's name), "shape_vars" (the names of the symbolic
 // dimension Vars the kernel takes as trailing int32 scalars, in parameter order; the VM passes
 // their values from its shape heap) and "op" (the operator lowered, for profiles and
-// `anvil inspect`). Only tensor arguments stay: a ShapeExpr argument (reshape's target) is
+// `anvil inspect`), "implementation" (the strategy table row that made it). Only tensor arguments stay: a ShapeExpr argument (reshape's target) is
 // read by the compute at compile time and its symbolic values reach the kernel as shape vars.
 //
 // Identical calls share one PrimFunc: same operator and attributes, arguments and result of the
@@ -52,5 +52,6 @@ graph::IRModule lower_graph(const graph::IRModule& mod, const Target& target, Lo
 inline constexpr const char* kCallTIRFunc = "func";
 inline constexpr const char* kCallTIRShapeVars = "shape_vars";
 inline constexpr const char* kCallTIROp = "op";
+inline constexpr const char* kCallTIRImplementation = "implementation";  // the strategy row's name
 
 }  // namespace anvil::pipeline

@@ -11,6 +11,7 @@
 
 #include "anvil/base/error.h"
 #include "anvil/pipeline/lower_graph.h"
+#include "anvil/pipeline/model_info.h"
 #include "anvil/pipeline/shape_heap.h"
 #include "anvil/runtime/vm/exec_builder.h"
 
@@ -358,6 +359,14 @@ VmCodegenResult vm_codegen(const graph::IRModule& mod, const VmCodegenOptions& o
   b.emit_call("vm.builtin.copy", {Arg::constant(b.add_constant(Value(result.memory_plan.to_json())))}, 0);
   b.emit_ret(0);
   b.end_function();
+  // What the model says about itself (inputs, outputs, kernels, memory, target): model_info.h.
+  if (mod.functions.count("main") != 0) {
+    b.begin_function(kModelInfoFunction, {});
+    std::string info = model_info_json(mod, result.memory_plan, options.target);
+    b.emit_call("vm.builtin.copy", {Arg::constant(b.add_constant(Value(info)))}, 0);
+    b.emit_ret(0);
+    b.end_function();
+  }
   // The module's output names (ONNX graph outputs), for runners that key outputs by name.
   if (graph::has_attr(mod.attrs, "output_names")) {
     b.begin_function(kOutputNamesFunction, {});

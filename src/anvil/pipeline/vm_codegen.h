@@ -26,7 +26,8 @@
 // plan_memory: one exact storage per output, symbolic ones freed after their last use.
 //
 // The plan is kept in the executable as the VM function "__anvil_memory_plan" returning its
-// JSON (read_memory_plan), so `anvil inspect model.so` can print it.
+// JSON (read_memory_plan); the model's description (inputs, outputs with symbolic dims, kernels,
+// memory, target) as "__anvil_model_info" (model_info.h), which `anvil run` / `anvil inspect` read.
 #pragma once
 
 #include <cstdint>
@@ -43,6 +44,7 @@ namespace anvil::pipeline {
 struct VmCodegenOptions {
   bool plan_memory = true;
   int64_t device_type = 1;  // kDLCPU: the device parameters must be on (-1: not checked)
+  std::string target;       // for the model info (model_info.h); "" leaves it out
 };
 
 struct VmCodegenResult {
