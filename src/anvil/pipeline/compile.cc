@@ -10,6 +10,8 @@
 
 #include "anvil/base/error.h"
 #include "anvil/codegen/codegen_registry.h"
+#include "anvil/graph/passes/dead_code_elimination.h"
+#include "anvil/graph/passes/fold_constant.h"
 #include "anvil/graph/printer.h"
 #include "anvil/pipeline/build.h"
 #include "anvil/pipeline/lower_graph.h"
@@ -61,12 +63,18 @@ class Stages {
 vm::Executable compile(const graph::IRModule& input, const Target& target, const CompileOptions& options) {
   Stages stages(options);
   graph::IRModule mod = input;
-  // Graph passes go here in order, each one line (issue #11 item 3): shape and type inference,
-  // constant folding, dead-code elimination, canonicalisation, fusion.
+  stages.dump("graph.input.txt", graph::to_string(mod, kDumpOptions));
+  // Graph passes, in order (issue #11 item 3). Still to come here: canonicalize (it needs the
+  // constant evaluator to fold the weights it rescales) and fusion.
+  if (options.opt_level >= 1) {
+    // Static shape_of / shape_to_tensor become values, propagated into their uses.
+    mod = stages.run("fold_constant", 1, [&] { return graph::passes::fold_constant(mod); });
+    mod = stages.run("dead_code_elimination", 1, [&] { return graph::passes::dead_code_elimination(mod); });
+    stages.dump("graph.optimized.txt", graph::to_string(mod, kDumpOptions));
+  }
 
   // Operator calls -> call_tir of PrimFuncs (lowered through the strategy table, identical
   // calls sharing one kernel).
-  stages.dump("graph.input.txt", graph::to_string(mod, kDumpOptions));
   mod = stages.run("lower_graph", 1, [&] { return lower_graph(mod, target); });
   stages.dump("graph.lowered.txt", graph::to_string(mod, kDumpOptions));
   for (const auto& [name, f] : mod.prim_funcs) stages.dump("tir/" + name + ".tir", tir::to_string(f));

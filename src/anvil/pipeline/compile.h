@@ -26,11 +26,14 @@
 namespace anvil::pipeline {
 
 struct CompileOptions {
-  int opt_level = 2;  // 0: no memory planning (one storage per output); >= 1: static reuse
+  // 0: no graph passes, no memory planning (one storage per output); >= 1: fold_constant and
+  // dead-code elimination, storage reuse.
+  int opt_level = 2;
   // When set: the IR after each stage is written there (lowered TIR per kernel, VM listing,
   // memory plan), for `anvil compile --dump-ir DIR`.
   std::string dump_ir_dir;
   // Called after each stage, or each unit of one: (stage, done, total, seconds of that unit):
+  // ("fold_constant", 1, 1, ...), ("dead_code_elimination", 1, 1, ...),
   // ("lower_graph", 1, 1, 0.02), ("tir", 1, 12, 0.001) ... ("tir", 12, 12, ...) for the TIR
   // passes per kernel, ("codegen", 1, 1, 1.8) for the target's code generator on all kernels
   // (where the time goes: LLVM), ("vm_codegen", 1, 1, 0.001).
