@@ -151,18 +151,10 @@ std::vector<Tensor> split(const CallNode& call, const std::vector<Tensor>& in) {
 
 std::vector<Tensor> strided_slice(const CallNode& call, const std::vector<Tensor>& in) {
   const Tensor& x = in[0];
-  std::vector<int64_t> begin = get_ints(call.attrs(), "begin"), end = get_ints(call.attrs(), "end");
-  std::vector<int64_t> strides = get_ints(call.attrs(), "strides", std::vector<int64_t>(begin.size(), 1));
-  std::vector<int64_t> axes = get_ints(call.attrs(), "axes", {});
-  if (axes.empty())
-    for (size_t k = 0; k < begin.size(); ++k) axes.push_back(static_cast<int64_t>(k));
-  std::vector<int> norm = graph::ops::normalize_axes(axes, x.ndim());
+  graph::ops::SliceSpec spec = graph::ops::strided_slice_spec(call, x.shape());
   std::vector<PrimExpr> first(x.ndim(), ir::int_imm(0));
   std::vector<int64_t> step(x.ndim(), 1);
-  for (size_t k = 0; k < norm.size(); ++k) {
-    first[norm[k]] = graph::ops::normalize_slice(x.shape()[norm[k]], begin[k], end[k], strides[k]).begin;
-    step[norm[k]] = strides[k];
-  }
+  for (size_t k = 0; k < spec.axes.size(); ++k) first[spec.axes[k]] = spec.ranges[k].begin, step[spec.axes[k]] = spec.strides[k];
   return one(te::compute(out_shape(call), [&](const std::vector<Var>& i) {
     std::vector<PrimExpr> idx;
     for (int k = 0; k < x.ndim(); ++k) idx.push_back(first[k] + i[k] * static_cast<int>(step[k]));

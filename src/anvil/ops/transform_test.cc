@@ -86,6 +86,16 @@ TEST_F(TransformKernels, StridedSlicePositiveNegativeAndSymbolic) {
   expect_elements(run(r, {x}, {{19, 10}}, {{"n", 37}})[0], [&](const Idx& i) { return at(x, {36 - 2 * i[0], i[1]}); });
 }
 
+TEST_F(TransformKernels, StridedSliceWithASymbolicEnd) {
+  Tensor x = random_f32({3, 40}, rng);
+  auto e = b.call("strided_slice", {param("x", {3, 40}), graph::ShapeExpr::make({n})},
+                  {{"begin", AttrValue::ints({2})}, {"end", AttrValue::ints({0})}, {"axes", AttrValue::ints({1})},
+                   {"strides", AttrValue::ints({3})}, {"end_from_shape", AttrValue::ints({0})}});
+  EXPECT_EQ(graph::to_string(e.type()), "Tensor[(3, n // 3), float32]");
+  // n = 37: columns 2, 5, ..., 35 (12 of them).
+  expect_elements(run(e, {x}, {{3, 12}}, {{"n", 37}})[0], [&](const Idx& i) { return at(x, {i[0], 2 + 3 * i[1]}); });
+}
+
 TEST_F(TransformKernels, TakeWithNegativeIndices) {
   Tensor x = random_f32({3, 37}, rng);
   Tensor ind = ints({2, 2}, {0, -1, 36, 5});

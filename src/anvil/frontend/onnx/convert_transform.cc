@@ -137,6 +137,7 @@ void register_transform_converters() {
   register_reshape_converters();
   register_slice_converters();
   register_misc_transform_converters();
+  register_einsum_converter();
 }
 
 }  // namespace anvil::frontend::onnx

@@ -99,6 +99,25 @@ std::vector<Expr> convert_scatter(ImportContext& ctx) {
   return {ctx.emit(nd ? "scatter_nd" : "scatter_elements", {ctx.input(0), ctx.input(1), ctx.input(2)}, attrs)};
 }
 
+// NonZero's output shape depends on the values: supported only for an input known at import.
+std::vector<Expr> convert_nonzero(ImportContext& ctx) {
+  std::optional<Tensor> t = ctx.constant_input(0);
+  if (!t) ctx.unsupported("NonZero of a value not known at import (its output shape depends on the data)");
+  const std::vector<int64_t>& shape = t->shape();
+  int64_t rank = static_cast<int64_t>(shape.size());
+  std::vector<std::vector<int64_t>> coords(static_cast<size_t>(std::max<int64_t>(rank, 1)));
+  for (int64_t lin = 0; lin < t->numel(); ++lin) {
+    if (tensor_element(*t, lin) == 0) continue;
+    int64_t rest = lin;
+    for (int64_t d = rank - 1; d >= 0; --d) coords[d].push_back(rest % shape[d]), rest /= shape[d];
+    if (rank == 0) coords[0].push_back(0);
+  }
+  int64_t nnz = static_cast<int64_t>(coords[0].size());
+  std::vector<int64_t> flat;
+  for (int64_t d = 0; d < std::max<int64_t>(rank, 1); ++d) flat.insert(flat.end(), coords[d].begin(), coords[d].end());
+  return {ctx.constant(int_tensor({std::max<int64_t>(rank, 1), nnz}, flat))};
+}
+
 std::vector<Expr> convert_trilu(ImportContext& ctx) {
   int64_t k = 0;
   if (ctx.has_input(1)) {
@@ -238,6 +257,7 @@ void register_misc_transform_converters() {
   register_converter("Upsample", convert_resize);
   register_converter("GatherElements", convert_gather_elements);
   register_converter("GatherND", convert_gather_nd);
+  register_converter("NonZero", convert_nonzero);
   register_converter("ScatterElements", convert_scatter);
   register_converter("Scatter", convert_scatter);
   register_converter("ScatterND", convert_scatter);

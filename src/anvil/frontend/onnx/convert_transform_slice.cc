@@ -4,17 +4,31 @@
 // inputs after, axes in 18). Slice and Split of known 1-d values stay known.
 #include "anvil/frontend/onnx/convert_transform_util.h"
 #include "anvil/graph/ops/transform.h"
+#include "anvil/graph/type.h"
 
 namespace anvil::frontend::onnx {
 namespace {
 
 std::vector<Expr> convert_slice(ImportContext& ctx) {
-  std::vector<int64_t> starts, ends, axes, steps;
+  std::vector<int64_t> starts, ends, axes, steps, end_from_shape;
+  Values symbolic_ends;
   if (ctx.opset() < 10) {
     starts = ctx.attr_ints("starts"), ends = ctx.attr_ints("ends");
     axes = ctx.attr_ints("axes", std::vector<int64_t>{});
   } else {
-    starts = ctx.const_ints(1, "starts"), ends = ctx.const_ints(2, "ends");
+    starts = ctx.const_ints(1, "starts");
+    // Ends may be symbolic (x[:, :seq_len] from a Shape chain): those go in a ShapeExpr.
+    std::optional<Values> e = ctx.known_values(2);
+    if (!e) ends = ctx.const_ints(2, "ends");  // throws the usual "must be known" error
+    for (size_t k = 0; e && k < e->size(); ++k) {
+      if (std::optional<int64_t> c = ir::as_const_int((*e)[k])) {
+        ends.push_back(*c);
+      } else {
+        ends.push_back(0);
+        end_from_shape.push_back(static_cast<int64_t>(k));
+        symbolic_ends.push_back(graph::dim_expr((*e)[k]));
+      }
+    }
     if (ctx.has_input(3)) axes = ctx.const_ints(3, "axes");
     if (ctx.has_input(4)) steps = ctx.const_ints(4, "steps");
   }
@@ -25,7 +39,7 @@ std::vector<Expr> convert_slice(ImportContext& ctx) {
     ctx.bad_model(str_cat("starts, ends, axes and steps have ", starts.size(), ", ", ends.size(), ", ", axes.size(), " and ",
                           steps.size(), " entries, expected the same number"));
   auto known = known_1d(ctx, 0);
-  if (known && starts.size() == 1 && (axes[0] == 0 || axes[0] == -1)) {
+  if (known && starts.size() == 1 && (axes[0] == 0 || axes[0] == -1) && end_from_shape.empty()) {
     int64_t n = static_cast<int64_t>(known->size());
     graph::ops::SliceRange r = graph::ops::normalize_slice(ir::int_imm(n), starts[0], ends[0], steps[0]);
     int64_t b = *ir::as_const_int(r.begin), len = *ir::as_const_int(r.extent);
@@ -33,9 +47,14 @@ std::vector<Expr> convert_slice(ImportContext& ctx) {
     for (int64_t i = 0; i < len; ++i) out.push_back((*known)[b + i * steps[0]]);
     return {known_result(ctx, 0, out, {len}, known_dtype(ctx, 0))};
   }
-  return {ctx.emit("strided_slice", {ctx.input(0)},
-                   {{"begin", AttrValue::ints(starts)}, {"end", AttrValue::ints(ends)},
-                    {"strides", AttrValue::ints(steps)}, {"axes", AttrValue::ints(axes)}})};
+  Attrs attrs{{"begin", AttrValue::ints(starts)}, {"end", AttrValue::ints(ends)}, {"strides", AttrValue::ints(steps)},
+              {"axes", AttrValue::ints(axes)}};
+  std::vector<Expr> args{ctx.input(0)};
+  if (!end_from_shape.empty()) {
+    attrs["end_from_shape"] = AttrValue::ints(end_from_shape);
+    args.push_back(graph::ShapeExpr::make(symbolic_ends));
+  }
+  return {ctx.emit("strided_slice", args, attrs)};
 }
 
 std::vector<Expr> convert_split(ImportContext& ctx) {

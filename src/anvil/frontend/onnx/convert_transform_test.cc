@@ -202,5 +202,46 @@ TEST(OnnxTransformConverters, RangeOfASymbolicLengthAndScatterGatherNd) {
   EXPECT_EQ(m.type_of("g"), "Tensor[(2, S), float32]");
 }
 
+TEST(OnnxTransformConverters, EinsumForms) {
+  Model m(12);
+  m.input("a", TensorProto::FLOAT, {"N", "3", "4"});
+  m.input("b", TensorProto::FLOAT, {"N", "4", "5"});
+  m.input("v", TensorProto::FLOAT, {"4"});
+  auto eq = [](NodeProto* n, const std::string& e) {
+    auto* a = n->add_attribute();
+    a->set_name("equation");
+    a->set_type(AttributeProto::STRING);
+    a->set_s(e);
+  };
+  eq(m.node("Einsum", {"a", "b"}, {"mm"}), "bij,bjk->bik");
+  eq(m.node("Einsum", {"a"}, {"t"}), "...ij->...ji");
+  eq(m.node("Einsum", {"a", "v"}, {"mv"}), "nij,j->ni");
+  eq(m.node("Einsum", {"v", "v"}, {"dot"}), "i,i");
+  EXPECT_EQ(m.type_of("mm"), "Tensor[(N, 3, 5), float32]");
+  EXPECT_EQ(m.type_of("t"), "Tensor[(N, 4, 3), float32]");
+  EXPECT_EQ(m.type_of("mv"), "Tensor[(N, 3), float32]");
+  EXPECT_EQ(m.type_of("dot"), "Tensor[(), float32]");
+  Model d(12);
+  d.input("a", TensorProto::FLOAT, {"2", "3", "3"});
+  eq(d.node("Einsum", {"a"}, {"diag"}), "bii->bi");
+  EXPECT_THROW(d.type_of("diag"), Error);  // diagonals are NotImplementedError
+}
+
+TEST(OnnxTransformConverters, SliceWithASymbolicEndFromAShapeChain) {
+  // BERT-style embeddings: position_ids[:, :seq_len] of a [1, 512] buffer.
+  Model m(13);
+  m.input("ids", TensorProto::INT64, {"B", "S"});
+  m.input("pos", TensorProto::INT64, {"1", "512"});
+  m.ints("one", {1});
+  m.ints("zero", {0});
+  m.node("Shape", {"ids"}, {"shape"});
+  m.node("Slice", {"shape", "one", "one"}, {"empty"});
+  m.ints("two", {2});
+  m.node("Slice", {"shape", "one", "two"}, {"seq"});  // known: [S]
+  m.node("Slice", {"pos", "zero", "seq", "one"}, {"p"});
+  EXPECT_EQ(m.type_of("seq"), "Tensor[(1,), int64]");
+  EXPECT_EQ(m.type_of("p"), "Tensor[(1, S), int64]");
+}
+
 }  // namespace
 }  // namespace anvil::frontend::onnx

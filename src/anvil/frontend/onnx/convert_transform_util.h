@@ -46,6 +46,7 @@ DataType known_dtype(ImportContext& ctx, int i);
 
 void register_reshape_converters();         // Reshape Flatten Expand ConstantOfShape Range (convert_transform_reshape.cc)
 void register_slice_converters();           // Slice Split Transpose Tile Pad (convert_transform_slice.cc)
-void register_misc_transform_converters();  // GatherElements Trilu OneHot DepthToSpace SpaceToDepth (convert_transform_misc.cc)
+void register_misc_transform_converters();
+void register_einsum_converter();           // Einsum (convert_transform_einsum.cc)  // GatherElements Trilu OneHot DepthToSpace SpaceToDepth (convert_transform_misc.cc)
 
 }  // namespace anvil::frontend::onnx

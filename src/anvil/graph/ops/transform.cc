@@ -5,7 +5,8 @@
 //   expand_dims(data; axes: positions in the output)   squeeze(data; axes (empty: every 1))
 //   broadcast_to(data, shape: ShapeExpr)       (numpy bidirectional broadcast, as ONNX Expand)
 //   concat(tensors...; axis)                   split(data; axis, indices: split points) -> tuple
-//   strided_slice(data; begin, end, strides, axes)  (ONNX Slice semantics, see transform.h)
+//   strided_slice(data[, ends: ShapeExpr]; begin, end, strides, axes, end_from_shape)  (ONNX Slice
+//                                              semantics; symbolic ends from the ShapeExpr, see transform.h)
 //   take(data, indices; axis)                  (Gather: negative indices wrap)
 //   tile(data; reps)   pad(data; pads (begins then ends), mode constant|reflect|edge|wrap, pad_value)   copy(data)
 //   full(shape: ShapeExpr; value, dtype)       arange(; start, limit, delta, dtype)
@@ -149,18 +150,9 @@ Type split_type(const CallNode& call) {
 
 Type strided_slice_type(const CallNode& call) {
   const Type& t = tensor_arg(call, 0);
-  std::vector<int64_t> begin = get_ints(call.attrs(), "begin"), end = get_ints(call.attrs(), "end");
-  std::vector<int64_t> strides = get_ints(call.attrs(), "strides", std::vector<int64_t>(begin.size(), 1));
-  std::vector<int64_t> axes = get_ints(call.attrs(), "axes", {});
-  if (axes.empty())
-    for (size_t i = 0; i < begin.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-  if (end.size() != begin.size() || strides.size() != begin.size() || axes.size() != begin.size())
-    value_error("begin, end, strides and axes have ", begin.size(), ", ", end.size(), ", ", strides.size(), " and ",
-                axes.size(), " entries, expected the same number");
-  std::vector<int> norm = normalize_axes(axes, t.ndim());
+  SliceSpec spec = strided_slice_spec(call, t.shape());
   std::vector<PrimExpr> out = t.shape();
-  for (size_t i = 0; i < norm.size(); ++i)
-    out[norm[i]] = normalize_slice(t.shape()[norm[i]], begin[i], end[i], strides[i]).extent;
+  for (size_t i = 0; i < spec.axes.size(); ++i) out[spec.axes[i]] = spec.ranges[i].extent;
   return Type::tensor(out, t.dtype());
 }
 
@@ -356,6 +348,48 @@ SliceRange normalize_slice(const PrimExpr& dim, int64_t begin, int64_t end, int6
   return {arith::simplify(b), arith::simplify(max(len, 0))};
 }
 
+SliceRange normalize_slice(const PrimExpr& dim, int64_t begin, const PrimExpr& end, int64_t stride) {
+  if (std::optional<int64_t> c = as_const_int(end)) return normalize_slice(dim, begin, *c, stride);
+  if (stride <= 0) value_error("a symbolic slice end needs a positive stride, got ", stride);
+  PrimExpr b;
+  std::optional<int64_t> d = as_const_int(dim);
+  if (begin >= kSliceUnbounded) b = dim;
+  else if (begin < 0) b = d ? ir::int_imm(std::max<int64_t>(0, *d + begin)) : dim + static_cast<int>(begin);
+  else b = d ? ir::int_imm(std::min(begin, *d)) : ir::int_imm(begin);
+  int s = static_cast<int>(stride);
+  return {arith::simplify(b), arith::simplify(floordiv(end - b + (s - 1), s))};
+}
+
+SliceSpec strided_slice_spec(const CallNode& call, const std::vector<PrimExpr>& shape) {
+  std::vector<int64_t> begin = get_ints(call.attrs(), "begin"), end = get_ints(call.attrs(), "end");
+  std::vector<int64_t> strides = get_ints(call.attrs(), "strides", std::vector<int64_t>(begin.size(), 1));
+  std::vector<int64_t> axes = get_ints(call.attrs(), "axes", {});
+  if (axes.empty())
+    for (size_t i = 0; i < begin.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (end.size() != begin.size() || strides.size() != begin.size() || axes.size() != begin.size())
+    value_error("begin, end, strides and axes have ", begin.size(), ", ", end.size(), ", ", strides.size(), " and ",
+                axes.size(), " entries, expected the same number");
+  std::vector<PrimExpr> ends;
+  for (int64_t e : end) ends.push_back(ir::int_imm(e, DataType::int64()));
+  std::vector<int64_t> from_shape = get_ints(call.attrs(), "end_from_shape", {});
+  if (!from_shape.empty() || call.args().size() > 1) {
+    const std::vector<PrimExpr>& values = shape_arg(call, 1);
+    if (values.size() != from_shape.size())
+      value_error("end_from_shape lists ", from_shape.size(), " entries for ", values.size(), " shape values");
+    for (size_t k = 0; k < from_shape.size(); ++k) {
+      if (from_shape[k] < 0 || from_shape[k] >= static_cast<int64_t>(ends.size()))
+        index_error("end_from_shape entry ", from_shape[k], " is out of range for ", ends.size(), " entries");
+      ends[from_shape[k]] = values[k];
+    }
+  }
+  SliceSpec spec;
+  for (int a : normalize_axes(axes, static_cast<int>(shape.size()))) spec.axes.push_back(a);
+  spec.strides = strides;
+  for (size_t i = 0; i < spec.axes.size(); ++i)
+    spec.ranges.push_back(normalize_slice(shape[spec.axes[i]], begin[i], ends[i], strides[i]));
+  return spec;
+}
+
 void register_transform_ops() {
   auto reg = [](const char* name, int lo, int hi, OpPattern p, Type (*f)(const CallNode&), const char* summary) {
     register_op({name, lo, hi, p, f, summary});
@@ -368,7 +402,8 @@ void register_transform_ops() {
   reg("broadcast_to", 2, 2, OpPattern::kBroadcast, broadcast_to_type, "broadcast_to(data, shape): numpy broadcast");
   reg("concat", 1, -1, kInj, concat_type, "concat(tensors...; axis)");
   reg("split", 1, 1, kInj, split_type, "split(data; axis, indices): pieces between split points, a tuple");
-  reg("strided_slice", 1, 1, kInj, strided_slice_type, "strided_slice(data; begin, end, strides, axes): ONNX Slice");
+  reg("strided_slice", 1, 2, kInj, strided_slice_type,
+      "strided_slice(data[, ends]; begin, end, strides, axes, end_from_shape): ONNX Slice");
   reg("take", 2, 2, kInj, take_type, "take(data, indices; axis): ONNX Gather (negative indices wrap)");
   reg("tile", 1, 1, kInj, tile_type, "tile(data; reps)");
   reg("pad", 1, 1, kInj, pad_type, "pad(data; pads, mode constant|reflect|edge, pad_value)");

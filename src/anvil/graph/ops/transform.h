@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "anvil/graph/expr.h"
 #include "anvil/ir/expr.h"
 
 namespace anvil::graph::ops {
@@ -26,6 +27,20 @@ struct SliceRange {
 // constants; on a symbolic dim a non-negative begin/end below kSliceUnbounded is assumed to be
 // within the dim (as the model promises). ValueError for stride 0.
 SliceRange normalize_slice(const ir::PrimExpr& dim, int64_t begin, int64_t end, int64_t stride);
+
+// A symbolic end (a dim expression, taken as >= 0 and within the dim, as the model promises);
+// stride > 0 only (ValueError otherwise). A constant `end` takes the overload above.
+SliceRange normalize_slice(const ir::PrimExpr& dim, int64_t begin, const ir::PrimExpr& end, int64_t stride);
+
+// What a strided_slice call slices: per entry its normalised axis, range and stride. Its ends
+// are the `end` attribute, except the entries listed in `end_from_shape`, whose ends are the
+// values of the optional ShapeExpr argument 1, in order (symbolic ends: x[:, :seq_len]).
+struct SliceSpec {
+  std::vector<int> axes;
+  std::vector<SliceRange> ranges;
+  std::vector<int64_t> strides;
+};
+SliceSpec strided_slice_spec(const CallNode& call, const std::vector<ir::PrimExpr>& data_shape);
 
 // Products of dims, compared and divided by their factors (a Mul tree splits into a constant
 // and the other factors; equal factors cancel structurally), so N*S*12 / (N*3) is S*4.
