@@ -16,6 +16,7 @@
 
 #include "anvil/graph/builder.h"
 #include "anvil/ops/lower_call.h"
+#include "anvil/ops/prepack.h"
 #include "anvil/pipeline/build.h"
 #include "anvil/runtime/function.h"
 #include "anvil/runtime/register.h"
@@ -135,6 +136,7 @@ struct Conv {
   int64_t groups = 1;
   bool symbolic_batch = false;
   std::string expect_impl_part;  // "" or a stage the schedule must have chosen
+  int64_t prepack_block = 0;     // > 0: the weight goes through nn.conv2d_pack_weight first
 };
 
 void check_conv(const Conv& c, std::mt19937& rng, const ir::Var& n) {
@@ -143,12 +145,22 @@ void check_conv(const Conv& c, std::mt19937& rng, const ir::Var& n) {
           {"dilation", AttrValue::ints(c.dil)},
           {"groups", AttrValue(c.groups)}};
   std::vector<Type> types = {c.symbolic_batch ? sym(c.x, n) : Type::tensor(c.x, f32), Type::tensor(c.w, f32)};
+  if (c.prepack_block > 0) {
+    a["kernel_layout"] = AttrValue("OIHW" + std::to_string(c.prepack_block) + "o");
+    types[1] = Type::tensor(Shape{c.w[0] / c.prepack_block, c.w[1], c.w[2], c.w[3], c.prepack_block}, f32);
+  }
   Kernel k = build("nn.conv2d", types, a);
   const int64_t N = c.x[0], C = c.x[1], H = c.x[2], W = c.x[3], O = c.w[0], Cg = c.w[1], R = c.w[2], S = c.w[3];
   const int64_t OH = (H + c.pad[0] + c.pad[2] - c.dil[0] * (R - 1) - 1) / c.strides[0] + 1;
   const int64_t OW = (W + c.pad[1] + c.pad[3] - c.dil[1] * (S - 1) - 1) / c.strides[1] + 1;
   Data x = random(c.x, rng), w = random(c.w, rng);
-  std::vector<float> got = run(k, {x, w}, {N, O, OH, OW}, {{"n", N}});
+  Data wk = w;
+  if (c.prepack_block > 0) {
+    Kernel pack = build("nn.conv2d_pack_weight", {ts(c.w, f32)}, {{"block", AttrValue(c.prepack_block)}});
+    Shape ps = {c.w[0] / c.prepack_block, c.w[1], c.w[2], c.w[3], c.prepack_block};
+    wk = Data{ps, run(pack, {w}, ps)};
+  }
+  std::vector<float> got = run(k, {x, wk}, {N, O, OH, OW}, {{"n", N}});
   std::vector<double> want, scale;
   const int64_t og = O / c.groups;
   for (int64_t b = 0; b < N; ++b)
@@ -194,6 +206,34 @@ TEST_F(NnKernels, Conv2dFewOutputChannelsRowSchedule) {
 }
 TEST_F(NnKernels, Conv2dOneByOne) {
   check_conv({{2, 64, 7, 7}, {48, 64, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, true, "conv_blocked"}, rng, n);
+}
+
+TEST_F(NnKernels, Conv2dPrepackedWeight) {
+  // The NCHWc schedule with the compile-time layout, and the row schedule reading a packed weight.
+  check_conv({{2, 37, 12, 12}, {64, 37, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, true, "conv_blocked", 32}, rng, n);
+  check_conv({{1, 16, 9, 9}, {32, 16, 3, 3}, {2, 2}, {0, 1, 1, 0}, {1, 1}, 1, false, "conv_blocked", 16}, rng, n);
+  check_conv({{1, 8, 7, 7}, {6, 4, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 2, false, "", 3}, rng, n);
+}
+
+TEST_F(NnKernels, PrepackPassRewritesConstantWeights) {
+  graph::BlockBuilder b;
+  graph::Var x = b.add_param("x", sym({1, 16, 10, 10}, n));
+  Data wd = random({32, 16, 3, 3}, rng), dw = random({32, 1, 3, 3}, rng);
+  graph::Expr w = graph::Constant::make(to_tensor(wd)), wdw = graph::Constant::make(to_tensor(dw));
+  graph::Expr y = b.emit(b.call("nn.conv2d", {x, w}, {{"padding", AttrValue::ints({1, 1, 1, 1})}}), "y");
+  graph::Expr z = b.emit(b.call("nn.conv2d", {y, wdw}, {{"groups", AttrValue(32)}}), "z");
+  graph::Function f = b.finish(z);
+  graph::Function g = prepack_conv2d_weights(f, Target::parse("llvm"));
+  ASSERT_EQ(g.bindings().size(), 3u);
+  const auto* pack = g.bindings()[0].value.as<graph::CallNode>();
+  ASSERT_NE(pack, nullptr);
+  EXPECT_EQ(pack->op(), "nn.conv2d_pack_weight");
+  const auto* conv = g.bindings()[1].value.as<graph::CallNode>();
+  EXPECT_EQ(graph::get_string(conv->attrs(), "kernel_layout"),
+            "OIHW" + std::to_string(graph::get_int(pack->attrs(), "block")) + "o");
+  EXPECT_TRUE(graph::type_equal(conv->type(), f.bindings()[0].value.type()));
+  // The depthwise conv keeps its OIHW weight.
+  EXPECT_EQ(graph::get_string(g.bindings()[2].value.as<graph::CallNode>()->attrs(), "kernel_layout", "OIHW"), "OIHW");
 }
 
 // ---- dense / matmul ----------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // Operators of the nn family: type inference (families.md, "nn").
 //
-//   nn.conv2d(data NCHW, weight OIHW; strides[2], padding[4] top,left,bottom,right, dilation[2], groups)
+//   nn.conv2d(data NCHW, weight OIHW; strides[2], padding[4] top,left,bottom,right, dilation[2], groups,
+//             kernel_layout "OIHW" | "OIHW<b>o": weight [O/b, I, H, W, b] from nn.conv2d_pack_weight(w; block))
 //   nn.conv2d_transpose(data, weight IOHW; strides, padding[4], output_padding[2], dilation, groups)
 //   nn.dense(data [..., K], weight [N, K]) -> [..., N]        matmul(a, b): numpy semantics
 //   nn.batch_norm(data, gamma, beta, mean, var; epsilon, axis)  nn.layer_norm(data, gamma[, beta]; axis, epsilon)
@@ -12,6 +13,7 @@
 // Channel and spatial dims may be symbolic where the arithmetic allows it (the output size is
 // then an expression); checks between two constants are made, symbolic ones are promised.
 #include <optional>
+#include <string>
 
 #include "anvil/arith/simplify.h"
 #include "anvil/base/error.h"
@@ -77,21 +79,47 @@ void check_equal(const PrimExpr& a, const PrimExpr& b, const std::string& what) 
   if (ca && cb && *ca != *cb) value_error(what, ": ", *ca, " != ", *cb);
 }
 
+// "OIHW" (default) or "OIHW<b>o": the weight prepacked as [O/b, C/groups, R, S, b]
+// (nn.conv2d_pack_weight), the layout of the NCHWc CPU schedule. 0 for OIHW.
+int64_t packed_block(const Attrs& a) {
+  std::string layout = get_string(a, "kernel_layout", "OIHW");
+  if (layout == "OIHW") return 0;
+  if (layout.size() > 5 && layout.rfind("OIHW", 0) == 0 && layout.back() == 'o') {
+    int64_t b = std::stoll(layout.substr(4, layout.size() - 5));
+    if (b > 0) return b;
+  }
+  value_error("kernel_layout '", layout, "', expected OIHW or OIHW<block>o (e.g. OIHW32o)");
+}
+
 Type infer_conv2d(const CallNode& call) {
   const Type& x = float_arg(call, 0, 4);
-  const Type& w = float_arg(call, 1, 4);
+  const int64_t block = packed_block(call.attrs());
+  const Type& w = float_arg(call, 1, block ? 5 : 4);
   check_same_dtype(call, 0, 1);
+  if (block) check_equal(w.dim(4), dim_expr(block), "the packed weight's last dim differs from kernel_layout's block");
   Window2d win = window_attrs(call.attrs());
   int64_t groups = get_int(call.attrs(), "groups", 1);
   if (groups <= 0) value_error("groups must be positive, got ", groups);
-  auto kh = cint(w.dim(2)), kw = cint(w.dim(3)), oc = cint(w.dim(0));
+  auto kh = cint(w.dim(2)), kw = cint(w.dim(3));
+  PrimExpr o_dim = block ? arith::simplify(w.dim(0) * static_cast<int>(block)) : w.dim(0);
+  auto oc = cint(o_dim);
   if (!kh || !kw) value_error("weight ", to_string(w), " must have a static kernel size");
   if (oc && *oc % groups != 0) value_error("output channels ", *oc, " are not divisible by groups ", groups);
   check_equal(x.dim(1), arith::simplify(w.dim(1) * static_cast<int>(groups)),
               "input channels differ from weight in-channels x groups");
   PrimExpr oh = window_out(x.dim(2), *kh, win.strides[0], win.padding[0], win.padding[2], win.dilation[0], false, "conv2d");
   PrimExpr ow = window_out(x.dim(3), *kw, win.strides[1], win.padding[1], win.padding[3], win.dilation[1], false, "conv2d");
-  return Type::tensor({x.dim(0), w.dim(0), oh, ow}, x.dtype());
+  return Type::tensor({x.dim(0), o_dim, oh, ow}, x.dtype());
+}
+
+// OIHW -> [O/block, I, H, W, block].
+Type infer_conv2d_pack_weight(const CallNode& call) {
+  const Type& w = float_arg(call, 0, 4);
+  int64_t b = get_int(call.attrs(), "block");
+  if (b <= 0) value_error("block must be positive, got ", b);
+  auto o = cint(w.dim(0));
+  if (!o || *o % b != 0) value_error("output channels ", ir::to_string(w.dim(0)), " must be a constant multiple of block ", b);
+  return Type::tensor({dim_expr(*o / b), w.dim(1), w.dim(2), w.dim(3), dim_expr(b)}, w.dtype());
 }
 
 Type infer_conv2d_transpose(const CallNode& call) {
@@ -237,6 +265,8 @@ void reg(const char* name, int min_args, int max_args, OpPattern p, Type (*f)(co
 void register_nn_ops() {
   using P = OpPattern;
   reg("nn.conv2d", 2, 2, P::kOutEWiseFusable, infer_conv2d, "2-d convolution, NCHW data, OIHW weight");
+  reg("nn.conv2d_pack_weight", 1, 1, P::kInjective, infer_conv2d_pack_weight,
+      "OIHW conv weight -> [O/block, I, H, W, block] (kernel_layout OIHW<block>o)");
   reg("nn.conv2d_transpose", 2, 2, P::kOutEWiseFusable, infer_conv2d_transpose,
       "2-d transposed convolution, NCHW data, IOHW weight");
   reg("nn.dense", 2, 2, P::kOutEWiseFusable, infer_dense, "data [..., K] times weight [N, K] transposed");

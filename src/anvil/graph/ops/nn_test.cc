@@ -67,6 +67,22 @@ TEST(GraphNnOps, Conv2dErrors) {
   }
 }
 
+TEST(GraphNnOps, Conv2dPackedWeightLayout) {
+  EXPECT_EQ(str("nn.conv2d_pack_weight", {ts({64, 37, 3, 3}, f32)}, {{"block", AttrValue(32)}}),
+            "Tensor[(2, 37, 3, 3, 32), float32]");
+  EXPECT_THROW(call_type("nn.conv2d_pack_weight", {ts({48, 37, 3, 3}, f32)}, {{"block", AttrValue(32)}}), Error);
+  ir::Var n = ir::size_var("n");
+  EXPECT_EQ(str("nn.conv2d", {Type::tensor({n, 37, 8, 8}, f32), ts({2, 37, 3, 3, 32}, f32)},
+                {{"kernel_layout", AttrValue("OIHW32o")}, {"padding", AttrValue::ints({1, 1, 1, 1})}}),
+            "Tensor[(n, 64, 8, 8), float32]");
+  EXPECT_THROW(call_type("nn.conv2d", {ts({1, 37, 8, 8}, f32), ts({2, 37, 3, 3, 16}, f32)},
+                         {{"kernel_layout", AttrValue("OIHW32o")}}),
+               Error);
+  EXPECT_THROW(call_type("nn.conv2d", {ts({1, 37, 8, 8}, f32), ts({64, 37, 3, 3}, f32)},
+                         {{"kernel_layout", AttrValue("NCHW")}}),
+               Error);
+}
+
 TEST(GraphNnOps, Conv2dTranspose) {
   Attrs a = conv_attrs({2, 2}, {1, 1, 1, 1}, {1, 1}, 1);
   a["output_padding"] = AttrValue::ints({1, 1});

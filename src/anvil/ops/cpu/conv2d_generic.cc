@@ -18,6 +18,7 @@
 #include "anvil/ops/cpu/conv2d.h"
 #include "anvil/ops/cpu/nn_strategies.h"
 #include "anvil/ops/cpu/nn_util.h"
+#include "anvil/ops/cpu/schedule_injective.h"
 #include "anvil/ops/cpu/vector_width.h"
 #include "anvil/ops/strategy.h"
 #include "anvil/te/reduction.h"
@@ -61,18 +62,9 @@ te::Tensor pad_planes(const te::Tensor& data, const ConvAttrs& c) {
       "padded");
 }
 
-// Output channels per vector block of the NCHWc schedule, 0 when it does not apply.
-int nchwc_block(const te::Tensor& data, const te::Tensor& weight, int groups, const Target& target) {
-  for (int i = 1; i < 4; ++i)
-    if (!ir::as_const_int(data.shape()[i])) return 0;
-  for (int i = 0; i < 4; ++i)
-    if (!ir::as_const_int(weight.shape()[i])) return 0;
-  if (data.dtype() != DataType::float32()) return 0;
-  const int64_t og = *ir::as_const_int(weight.shape()[0]) / groups;
-  const int lanes = vector_lanes_of(target);
-  int kb = 2 * lanes;
-  while (kb > 1 && og % kb != 0) kb /= 2;
-  return kb >= std::min(8, lanes) ? kb : 0;
+int64_t packed_block_of(const graph::CallNode& call) {
+  std::string layout = graph::get_string(call.attrs(), "kernel_layout", "OIHW");
+  return layout == "OIHW" ? 0 : std::stoll(layout.substr(4, layout.size() - 5));
 }
 
 std::vector<te::Tensor> conv2d_compute(const graph::CallNode& call, const std::vector<te::Tensor>& in,
@@ -80,19 +72,30 @@ std::vector<te::Tensor> conv2d_compute(const graph::CallNode& call, const std::v
   const ConvAttrs c = conv_attrs(call);
   const te::Tensor& data = in[0];
   const te::Tensor& weight = in[1];
+  const int64_t packed = packed_block_of(call);
   std::vector<PrimExpr> oshape = out_shape(call);
-  const PrimExpr O = weight.shape()[0], Cg = weight.shape()[1];
+  const PrimExpr O = oshape[1], Cg = weight.shape()[1];
+  std::vector<PrimExpr> wshape = {O, Cg, weight.shape()[2], weight.shape()[3]};
   const int64_t o_static = ir::as_const_int(O).value_or(0);
+  // The weight as OIHW whatever its layout (a prepacked one read through its blocks).
+  auto w_at = [&](PrimExpr o, PrimExpr rc, PrimExpr ry, PrimExpr rx) {
+    if (!packed) return weight(o, rc, ry, rx);
+    return weight(ir::floordiv(o, int(packed)), rc, ry, rx, ir::floormod(o, int(packed)));
+  };
   te::Tensor padded = pad_planes(data, c);
   te::IterVar rc = te::reduce_axis(0, Cg, "rc"), ry = te::reduce_axis(0, weight.shape()[2], "ry"),
               rx = te::reduce_axis(0, weight.shape()[3], "rx");
-  const int kb = nchwc_block(data, weight, c.groups, target);
+  int kb = conv2d_nchwc_block(data.shape(), wshape, data.dtype(), c.groups, target);
   const bool depthwise = ir::as_const_int(Cg) == std::optional<int64_t>(1) && o_static == c.groups;
+  if (packed && kb > 0 && (o_static / c.groups) % packed == 0) kb = int(packed);
   if (kb > 0 && !depthwise) {
     const int og_blocks = int(o_static / c.groups / kb);
-    te::Tensor wp = te::compute(
-        {int(o_static / kb), Cg, weight.shape()[2], weight.shape()[3], kb},
-        [&](const std::vector<Var>& i) { return weight(i[0] * kb + i[4], i[1], i[2], i[3]); }, "weight_packed");
+    te::Tensor wp = weight;
+    if (!packed || packed != kb) {
+      wp = te::compute(
+          {int(o_static / kb), Cg, weight.shape()[2], weight.shape()[3], kb},
+          [&](const std::vector<Var>& i) { return w_at(i[0] * kb + i[4], i[1], i[2], i[3]); }, "weight_packed");
+    }
     te::Tensor blocked = te::compute(
         {oshape[0], int(o_static / kb), oshape[2], oshape[3], kb},
         [&](const std::vector<Var>& i) {
@@ -110,7 +113,7 @@ std::vector<te::Tensor> conv2d_compute(const graph::CallNode& call, const std::v
       oshape,
       [&](Var n, Var o, Var y, Var x) {
         PrimExpr ch = c.groups == 1 ? PrimExpr(rc) : ir::floordiv(o, og) * Cg + rc;
-        return te::sum(padded(n, ch, y * c.sh + ry * c.dh, x * c.sw + rx * c.dw) * weight(o, rc, ry, rx), {rc, ry, rx});
+        return te::sum(padded(n, ch, y * c.sh + ry * c.dh, x * c.sw + rx * c.dw) * w_at(o, rc, ry, rx), {rc, ry, rx});
       },
       "conv2d")};
 }
@@ -122,19 +125,24 @@ void schedule_padded(te::Schedule& s, const te::Tensor& padded) {
 }
 
 void schedule_nchwc(te::Schedule& s, const te::Tensor& out, const te::Tensor& blocked, const Target& target) {
-  const te::Tensor wp = find_tensor({out}, "weight_packed");
+  const te::Tensor wp = find_tensor({out}, "weight_packed");  // undefined when prepacked
+  te::Tensor w5;
+  for (const te::Tensor& t : blocked->inputs())
+    if (t.ndim() == 5) w5 = t;
   const int kb = int(*ir::as_const_int(blocked.shape()[4]));
   const int oh = int(*ir::as_const_int(out.shape()[2])), ow = int(*ir::as_const_int(out.shape()[3]));
   const int64_t batch = ir::as_const_int(out.shape()[0]).value_or(1);
   const int64_t blocks = *ir::as_const_int(blocked.shape()[1]);
   int64_t reduction = 1;
-  for (int i = 1; i < 4; ++i) reduction *= *ir::as_const_int(wp.shape()[i]);
+  for (int i = 1; i < 4; ++i) reduction *= *ir::as_const_int(w5.shape()[i]);
   const int lanes = vector_lanes_of(target);
   const int xb = conv2d_ow_block_for(ow, lanes >= 16 ? 8 : 6);
 
   schedule_padded(s, find_tensor({out}, "padded"));
-  s[wp].parallel(wp.axis(0));
-  s[wp].vectorize(wp.axis(4));
+  if (wp.defined()) {
+    s[wp].parallel(wp.axis(0));
+    s[wp].vectorize(wp.axis(4));
+  }
 
   te::Stage& o = s[out];
   auto [ko, ki] = o.split(out.axis(1), kb);
@@ -195,9 +203,35 @@ std::vector<te::Tensor> conv2d_transpose_compute(const graph::CallNode& call, co
       "conv2d_transpose")};
 }
 
+// OIHW -> [O/b, I, R, S, b], the block vectorised.
+std::vector<te::Tensor> pack_weight_compute(const graph::CallNode& call, const std::vector<te::Tensor>& in) {
+  const te::Tensor& w = in[0];
+  const int b = int(graph::get_int(call.attrs(), "block"));
+  return {te::compute(
+      out_shape(call), [&](const std::vector<Var>& i) { return w(i[0] * b + i[4], i[1], i[2], i[3]); },
+      "conv2d_pack_weight")};
+}
+
 }  // namespace
 
+int conv2d_nchwc_block(const std::vector<PrimExpr>& data_shape, const std::vector<PrimExpr>& weight_oihw, DataType dtype,
+                       int groups, const Target& target) {
+  for (int i = 1; i < 4; ++i)
+    if (!ir::as_const_int(data_shape[i])) return 0;
+  for (int i = 0; i < 4; ++i)
+    if (!ir::as_const_int(weight_oihw[i])) return 0;
+  if (dtype != DataType::float32()) return 0;
+  const int64_t og = *ir::as_const_int(weight_oihw[0]) / groups;
+  if (*ir::as_const_int(weight_oihw[1]) == 1 && og == 1) return 0;  // depthwise: the row schedule
+  const int lanes = vector_lanes_of(target);
+  int kb = 2 * lanes;
+  while (kb > 1 && og % kb != 0) kb /= 2;
+  return kb >= std::min(8, lanes) ? kb : 0;
+}
+
 void register_conv2d_strategies() {
+  register_implementation("nn.conv2d_pack_weight", "cpu",
+                          {"conv2d_pack_weight.x86", pack_weight_compute, schedule_injective});
   // The compute needs the target for its layout choice: the llvm host target's vector width
   // (the strategy table's compute has no target argument; "llvm" is the host's features).
   register_implementation("nn.conv2d", "cpu",

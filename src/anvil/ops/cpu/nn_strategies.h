@@ -2,7 +2,19 @@
 // from register_nn_strategies (ops/nn.cc).
 #pragma once
 
+#include <vector>
+
+#include "anvil/ir/expr.h"
+#include "anvil/target/target.h"
+
 namespace anvil::ops {
+
+// Output channels per vector block of the NCHWc conv2d schedule for these shapes (OIHW weight
+// shape), 0 when that schedule does not apply (symbolic channel/spatial dims, not float32,
+// depthwise, too few channels per group). nn.conv2d with kernel_layout OIHW<block>o and a
+// weight from nn.conv2d_pack_weight(block) then skips the in-kernel weight packing.
+int conv2d_nchwc_block(const std::vector<ir::PrimExpr>& data_shape, const std::vector<ir::PrimExpr>& weight_oihw,
+                       ir::DataType dtype, int groups, const Target& target);
 
 void register_conv2d_strategies();  // nn.conv2d, nn.conv2d_transpose (conv2d_generic.cc)
 void register_dense_strategies();   // nn.dense, matmul (dense.cc)
