@@ -43,6 +43,13 @@ double tensor_element(const Tensor& t, int64_t i) {
   if (d == DataType::uint8()) return static_cast<const uint8_t*>(p)[i];
   if (d == DataType::uint16()) return static_cast<const uint16_t*>(p)[i];
   if (d == DataType::uint32()) return static_cast<const uint32_t*>(p)[i];
+  if (d == DataType::float16()) {
+    // IEEE half: sign, 5 exponent bits (bias 15), 10 mantissa bits.
+    uint16_t h = static_cast<const uint16_t*>(p)[i];
+    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    double v = e == 0 ? std::ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : std::ldexp(m + 1024, e - 25);
+    return (h & 0x8000) ? -v : v;
+  }
   if (d == DataType::boolean()) return static_cast<const uint8_t*>(p)[i] != 0;
   not_implemented_error("reading an element of a ", d, " tensor at import");
 }
