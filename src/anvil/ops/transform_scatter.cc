@@ -1,8 +1,10 @@
 // gather_nd, scatter_elements and scatter_nd computes (graph/ops/gather_scatter.cc). A scatter
 // is written as a gather: each output element reduces over every update position, finding the
-// last update addressed to it ("none": a max over positions) or combining them (add/max/min),
+// last update addressed to it ("none": a max over positions) or combining them (add/max/min;
+// mul unrolled over at most 64 positions, TE having no product reduction),
 // then reads it or keeps data's element. That costs O(output x updates) — fine for the small
 // scatters models export (cache updates, masks); a large one wants a sequential kernel.
+#include "anvil/arith/simplify.h"
 #include "anvil/base/error.h"
 #include "anvil/graph/ops/op_util.h"
 #include <functional>
@@ -56,8 +58,20 @@ struct ScatterParts {
 
 Tensor scatter(const graph::CallNode& call, const Tensor& data, const ScatterParts& p) {
   std::string red = get_string(call.attrs(), "reduction", "none");
-  if (red == "mul") not_implemented_error("reduction 'mul' (no product reduction in tensor expressions)");
   DataType dt = data.dtype();
+  if (red == "mul") {
+    // No product reduction in TE: the product is unrolled over the update positions.
+    std::optional<int64_t> n = ir::as_const_int(arith::simplify(p.extent));
+    if (!n || *n > 64) not_implemented_error("reduction 'mul' over more than 64 (or a symbolic number of) update positions");
+    return te::compute(data.shape(), [&](const std::vector<Var>& i) {
+      PrimExpr v = data(std::vector<PrimExpr>(i.begin(), i.end()));
+      for (int64_t k = 0; k < *n; ++k) {
+        PrimExpr kk = ir::int_imm(k);
+        v = v * select(p.matches(i, kk), p.update(i, kk), ir::make_const(dt, 1));
+      }
+      return v;
+    }, "scatter");
+  }
   if (red == "none") {
     Tensor last = te::compute(data.shape(), [&](const std::vector<Var>& i) {
       te::IterVar k = te::reduce_axis(0, p.extent, "k");

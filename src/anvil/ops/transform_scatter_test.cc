@@ -37,7 +37,7 @@ TEST_F(TransformScatterKernels, GatherNdPlainAndBatched) {
 TEST_F(TransformScatterKernels, ScatterElementsAllReductions) {
   Tensor x = random_f32({3, 37}, rng), upd = random_f32({2, 4}, rng);
   Tensor ind = ints({2, 4}, {0, 36, -1, 5, 36, 2, 5, 0});
-  for (std::string red : {"none", "add", "max", "min"}) {
+  for (std::string red : {"none", "add", "mul", "max", "min"}) {
     SCOPED_TRACE(red);
     auto e = b.call("scatter_elements", {param("x", {3, n}), param("i", {2, 4}, kI64), param("u", {2, 4})},
                     {{"axis", 1}, {"reduction", red}});
@@ -48,7 +48,7 @@ TEST_F(TransformScatterKernels, ScatterElementsAllReductions) {
         int64_t j = int64_t(at(ind, {r, c}));
         double& o = ref[r * 37 + (j < 0 ? j + 37 : j)];
         double u = at(upd, {r, c});
-        o = red == "none" ? u : red == "add" ? float(o + u) : red == "max" ? std::max(o, u) : std::min(o, u);
+        o = red == "none" ? u : red == "add" ? float(o + u) : red == "mul" ? float(o * u) : red == "max" ? std::max(o, u) : std::min(o, u);
       }
     expect_elements(run(e, {x, ind, upd}, {{3, 37}}, {{"n", 37}})[0], [&](const Idx& i) { return ref[i[0] * 37 + i[1]]; });
   }
@@ -77,7 +77,7 @@ TEST_F(TransformScatterKernels, TypeInferenceErrors) {
   EXPECT_THROW(b.call("gather_nd", {param("x", {4, 5}), param("i", {2, 3}, kI64)}), Error);
   EXPECT_THROW(b.call("scatter_nd", {param("x", {4, 5}), param("i", {2, 1}, kI64), param("u", {2})}), Error);
   EXPECT_THROW(b.call("scatter_elements", {param("x", {4, 5}), param("i", {2, 2}, kI64), param("u", {2, 2})},
-                      {{"reduction", "mul"}}),
+                      {{"reduction", "prod"}}),
                Error);
 }
 

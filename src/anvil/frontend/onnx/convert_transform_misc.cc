@@ -99,7 +99,6 @@ std::vector<Expr> convert_gather_nd(ImportContext& ctx) {
 // ScatterElements (and Scatter, its name before opset 11) and ScatterND; reduction from opset 16.
 std::vector<Expr> convert_scatter(ImportContext& ctx) {
   std::string red = ctx.attr_string("reduction", "none");
-  if (red == "mul") ctx.unsupported("reduction 'mul'");
   bool nd = ctx.node().op_type() == "ScatterND";
   Attrs attrs{{"reduction", red}};
   if (!nd) attrs["axis"] = ctx.attr_int("axis", 0);

@@ -2,9 +2,9 @@
 // indices are integer tensors whose negative values count from the end.
 //
 //   gather_nd(data, indices; batch_dims)   indices [..., q] (q a constant) -> indices.shape[:-1] + data.shape[batch_dims + q:]
-//   scatter_elements(data, indices, updates; axis, reduction none|add|max|min) -> data's type
-//   scatter_nd(data, indices, updates; reduction none|add|max|min)              -> data's type
-// (reduction "mul" is not supported: the tensor expressions have no product reduction.)
+//   scatter_elements(data, indices, updates; axis, reduction none|add|mul|max|min) -> data's type
+//   scatter_nd(data, indices, updates; reduction none|add|mul|max|min)              -> data's type
+// (reduction "mul" is computed for at most 64 update positions per element: see ops/transform_scatter.cc.)
 #include "anvil/base/error.h"
 #include "anvil/graph/op_registry.h"
 #include "anvil/graph/ops/op_util.h"
@@ -28,8 +28,8 @@ int last_dim(const Type& indices) {
 
 void check_reduction(const CallNode& call) {
   std::string r = get_string(call.attrs(), "reduction", "none");
-  if (r != "none" && r != "add" && r != "max" && r != "min")
-    value_error("reduction '", r, "', expected none, add, max or min");
+  if (r != "none" && r != "add" && r != "mul" && r != "max" && r != "min")
+    value_error("reduction '", r, "', expected none, add, mul, max or min");
 }
 
 Type gather_nd_type(const CallNode& call) {
