@@ -10,10 +10,12 @@
 
 #include "anvil/base/error.h"
 #include "anvil/codegen/codegen_registry.h"
+#include "anvil/graph/passes/canonicalize.h"
 #include "anvil/graph/passes/dead_code_elimination.h"
 #include "anvil/graph/passes/fold_constant.h"
 #include "anvil/graph/printer.h"
 #include "anvil/pipeline/build.h"
+#include "anvil/pipeline/constant_evaluator.h"
 #include "anvil/pipeline/lower_graph.h"
 #include "anvil/pipeline/vm_codegen.h"
 #include "anvil/tir/printer.h"
@@ -64,11 +66,15 @@ vm::Executable compile(const graph::IRModule& input, const Target& target, const
   Stages stages(options);
   graph::IRModule mod = input;
   stages.dump("graph.input.txt", graph::to_string(mod, kDumpOptions));
-  // Graph passes, in order (issue #11 item 3). Still to come here: canonicalize (it needs the
-  // constant evaluator to fold the weights it rescales) and fusion.
+  // Graph passes, in order (issue #11 item 3); still to come here: fusion.
   if (options.opt_level >= 1) {
-    // Static shape_of / shape_to_tensor become values, propagated into their uses.
-    mod = stages.run("fold_constant", 1, [&] { return graph::passes::fold_constant(mod); });
+    // Calls on constants run now (weight transposes, casts, static shape_of / shape_to_tensor),
+    // BatchNorm folds into the preceding Conv's weights and bias (then folded again), and what
+    // nobody uses goes.
+    auto fold = [&] { return graph::passes::fold_constant(mod, evaluate_constant_call); };
+    mod = stages.run("fold_constant", 1, fold);
+    mod = stages.run("canonicalize", 1, [&] { return graph::passes::canonicalize(mod); });
+    mod = stages.run("fold_constant (after canonicalize)", 1, fold);
     mod = stages.run("dead_code_elimination", 1, [&] { return graph::passes::dead_code_elimination(mod); });
     stages.dump("graph.optimized.txt", graph::to_string(mod, kDumpOptions));
   }

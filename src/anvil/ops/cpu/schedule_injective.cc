@@ -32,25 +32,35 @@ void schedule_injective_output(te::Schedule& s, const te::Tensor& out, const Tar
   te::Stage& st = s[out];
   std::vector<te::IterVar> axes = st.leaf_iter_vars();
   if (axes.empty()) return;  // 0-d output: one store
-  te::IterVar fused = axes[0];
-  for (size_t i = 1; i < axes.size(); ++i) fused = st.fuse(fused, axes[i]);
   // Float32 lanes of the target, scaled to the element size (int8: 4x as many).
   int bytes = std::max(1, out.dtype().bits() / 8);
   int lanes = std::max(1, vector_lanes_of(target) * 4 / bytes);
-  std::optional<int64_t> extent;
-  {
-    bool all_const = true;
-    int64_t total = 1;
-    for (const ir::PrimExpr& d : out.shape()) {
-      if (auto c = ir::as_const_int(d)) total *= *c;
-      else all_const = false;
-    }
-    if (all_const) extent = total;
+  std::optional<int64_t> total = 1;
+  for (const ir::PrimExpr& d : out.shape()) {
+    std::optional<int64_t> c = ir::as_const_int(d);
+    if (c && total) *total *= *c;
+    else total = std::nullopt;
   }
-  if (extent && *extent < lanes) return;
-  auto [outer, inner] = st.split(fused, lanes);
-  st.vectorize(inner);
-  if (!extent || *extent >= kParallelMinElements) st.parallel(outer);
+  if (total && *total < lanes) return;
+  std::optional<int64_t> inner_extent = ir::as_const_int(out.shape().back());
+  te::IterVar outer;
+  if (axes.size() == 1 || (inner_extent && *inner_extent < lanes)) {
+    // A short innermost dimension: vectorize over the whole flattened index instead.
+    te::IterVar fused = axes[0];
+    for (size_t i = 1; i < axes.size(); ++i) fused = st.fuse(fused, axes[i]);
+    auto [o, v] = st.split(fused, lanes);
+    st.vectorize(v);
+    outer = o;
+  } else {
+    // Vectorize the innermost dimension only, so the indices of broadcast operands stay affine
+    // in the vector lane (no division per element); the rest is one parallel loop.
+    auto [io, ii] = st.split(axes.back(), lanes);
+    st.vectorize(ii);
+    outer = axes[0];
+    for (size_t i = 1; i + 1 < axes.size(); ++i) outer = st.fuse(outer, axes[i]);
+    outer = st.fuse(outer, io);
+  }
+  if (!total || *total >= kParallelMinElements) st.parallel(outer);
 }
 
 void schedule_injective(te::Schedule& s, const std::vector<te::Tensor>& outputs, const Target& target) {

@@ -1,8 +1,10 @@
 // The default CPU schedule of injective and elementwise kernels (and of the elementwise
 // epilogues fused after other ops): every intermediate stage without a reduction inlined into
-// its consumer, each output's axes fused into one loop, split into vectors of the target's
-// width (vectorized; the tail is guarded by loop_partition) and, for outputs of at least
-// kParallelMinElements elements, the outer loop parallel.
+// its consumer; each output's innermost dimension split into vectors of the target's width
+// (vectorized; the tail is guarded by loop_partition) and the other dimensions fused with the
+// vector loop's outer part into one loop, parallel for outputs of at least
+// kParallelMinElements elements. A broadcast operand's index then stays affine in the lanes.
+// An innermost dimension shorter than a vector: the whole index space fused and vectorized.
 #pragma once
 
 #include <cstdint>
