@@ -17,6 +17,8 @@
 #include "anvil/graph/builder.h"
 #include "anvil/ops/lower_call.h"
 #include "anvil/ops/prepack.h"
+#include "anvil/ops/strategy.h"
+#include "anvil/te/lower.h"
 #include "anvil/pipeline/build.h"
 #include "anvil/runtime/function.h"
 #include "anvil/runtime/register.h"
@@ -59,6 +61,40 @@ Kernel build(const std::string& op, const std::vector<Type>& types, const Attrs&
   k.out_type = call.type();
   k.lowered = lower_call(*call.as<graph::CallNode>(), Target::parse("llvm"), "kernel");
   k.impl = k.lowered.implementation;
+  k.module = pipeline::build(std::vector<tir::PrimFunc>{k.lowered.func}, Target::parse("llvm"));
+  return k;
+}
+
+// The op's implementation with a relu epilogue computed after it (as operator fusion will hand
+// the schedules a fused group's output), built into one kernel.
+Kernel build_with_relu(const std::string& op, const std::vector<Type>& types, const Attrs& attrs) {
+  register_runtime_functions();
+  graph::BlockBuilder b;
+  std::vector<graph::Expr> args;
+  for (size_t i = 0; i < types.size(); ++i) args.push_back(b.add_param("a" + std::to_string(i), types[i]));
+  graph::Expr call = b.call(op, args, attrs);
+  const OpImplementation& impl = select_implementation(op, Target::parse("llvm"));
+  std::vector<te::Tensor> ins;
+  std::vector<te::LowerArg> largs;
+  for (size_t i = 0; i < types.size(); ++i) {
+    ins.push_back(te::placeholder(types[i].shape(), f32, "arg" + std::to_string(i)));
+    largs.emplace_back(ins.back());
+  }
+  te::Tensor out = impl.compute(*call.as<graph::CallNode>(), ins)[0];
+  te::Tensor relu = te::compute(
+      out.shape(), [&](const std::vector<ir::Var>& i) { return ir::max(out(std::vector<ir::PrimExpr>(i.begin(), i.end())), 0.0f); },
+      "relu");
+  te::Schedule s = te::create_schedule({relu});
+  impl.schedule(s, {relu}, Target::parse("llvm"));
+  largs.emplace_back(relu);
+  Kernel k;
+  k.out_type = call.type();
+  std::vector<Type> all = types;
+  all.push_back(call.type());
+  k.lowered.shape_vars = shape_vars_of(all);
+  for (const ir::Var& v : k.lowered.shape_vars) largs.emplace_back(v);
+  k.lowered.func = te::lower(s, largs, "kernel");
+  k.impl = impl.name + "+relu";
   k.module = pipeline::build(std::vector<tir::PrimFunc>{k.lowered.func}, Target::parse("llvm"));
   return k;
 }
@@ -234,6 +270,41 @@ TEST_F(NnKernels, PrepackPassRewritesConstantWeights) {
   EXPECT_TRUE(graph::type_equal(conv->type(), f.bindings()[0].value.type()));
   // The depthwise conv keeps its OIHW weight.
   EXPECT_EQ(graph::get_string(g.bindings()[2].value.as<graph::CallNode>()->attrs(), "kernel_layout", "OIHW"), "OIHW");
+}
+
+// The schedules with an elementwise epilogue after the anchor (the fused-group form) compute
+// relu(op) equal to relu of the plain kernel's result (itself checked above).
+TEST_F(NnKernels, SchedulesTakeAnElementwiseEpilogue) {
+  struct Case {
+    std::string op;
+    std::vector<Shape> shapes;
+    Attrs attrs;
+    Shape out;
+  };
+  std::vector<Case> cases = {
+      {"nn.conv2d", {{2, 16, 9, 9}, {32, 16, 3, 3}}, {{"padding", AttrValue::ints({1, 1, 1, 1})}}, {2, 32, 9, 9}},
+      {"nn.conv2d", {{1, 12, 9, 9}, {12, 1, 3, 3}}, {{"groups", AttrValue(12)}, {"strides", AttrValue::ints({2, 2})}},
+       {1, 12, 4, 4}},
+      {"nn.max_pool2d", {{1, 3, 9, 9}}, {{"pool_size", AttrValue::ints({3, 3})}}, {1, 3, 7, 7}},
+      {"nn.avg_pool2d", {{1, 3, 9, 9}}, {{"pool_size", AttrValue::ints({2, 2})}, {"strides", AttrValue::ints({2, 2})}},
+       {1, 3, 4, 4}},
+      {"matmul", {{13, 29}, {29, 41}}, {}, {13, 41}},
+      {"matmul", {{2, 7, 9}, {2, 9, 11}}, {}, {2, 7, 11}},
+      {"nn.dense", {{2, 5, 40}, {33, 40}}, {}, {2, 5, 33}},
+  };
+  for (const Case& c : cases) {
+    std::vector<Type> types;
+    std::vector<Data> ins;
+    for (const Shape& sh : c.shapes) {
+      types.push_back(Type::tensor(sh, f32));
+      ins.push_back(random(sh, rng));
+    }
+    Kernel plain = build(c.op, types, c.attrs), fused = build_with_relu(c.op, types, c.attrs);
+    std::vector<float> p = run(plain, ins, c.out), f = run(fused, ins, c.out);
+    std::vector<double> want;
+    for (float v : p) want.push_back(std::max(v, 0.0f));
+    expect_close(f, want, {}, c.op + " + relu (" + fused.impl + ")");
+  }
 }
 
 // ---- dense / matmul ----------------------------------------------------------------------

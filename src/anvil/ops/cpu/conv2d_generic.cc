@@ -167,12 +167,15 @@ void schedule_nchwc(te::Schedule& s, const te::Tensor& out, const te::Tensor& bl
   b.vectorize(blocked.axis(4));
 }
 
+// outs[0] is the convolution or an elementwise epilogue of it (same NCHW shape) fused after it.
 void conv2d_schedule(te::Schedule& s, const std::vector<te::Tensor>& outs, const Target& target) {
   const te::Tensor& out = outs[0];
+  inline_elementwise_except(s, outs, {"padded", "weight_packed"});
   te::Tensor blocked = find_tensor(outs, "conv_blocked");
   if (blocked.defined()) return schedule_nchwc(s, out, blocked, target);
   schedule_padded(s, find_tensor(outs, "padded"));
-  schedule_row_reduction(s, out, target);
+  te::Tensor conv = find_tensor(outs, "conv2d");
+  schedule_row_reduction(s, out, conv.defined() ? conv : out, target);
 }
 
 // out[n, o, y, x] = sum over the input channels of o's group and the kernel window of

@@ -88,10 +88,12 @@ std::vector<te::Tensor> gemm(const te::Tensor& a, const std::function<PrimExpr(P
       "dense")};
 }
 
+// outs[0] is the product, or its [..., N] copy, or an elementwise epilogue of either.
 void gemm_schedule(te::Schedule& s, const std::vector<te::Tensor>& outs, const Target& target) {
   te::Tensor c = find_tensor(outs, "gemm");
-  const bool copy = c.defined();
-  if (!copy) c = outs[0];
+  if (!c.defined()) c = find_tensor(outs, "dense");
+  const bool copy = !c.same_as(outs[0]);
+  if (copy) inline_elementwise_except(s, outs, {"B_packed", "A_packed", "data_2d"});
   MatmulX86 mm;
   mm.C = c;
   mm.packed_B = find_tensor(outs, "B_packed");
@@ -210,8 +212,15 @@ std::vector<te::Tensor> matmul_compute(const graph::CallNode& call, const std::v
 
 void dense_schedule(te::Schedule& s, const std::vector<te::Tensor>& outs, const Target& target) {
   if (find_tensor(outs, "B_packed").defined()) return gemm_schedule(s, outs, target);
-  if (outs[0].ndim() < 2) return;  // a vector-vector or matrix-vector product: the plain loop nest
-  batched_schedule(s, outs, target);
+  te::Tensor r = outs[0];
+  if (r.reduce_axis().empty()) {  // an elementwise epilogue fused after the product
+    inline_elementwise_except(s, outs, {});
+    r = find_tensor(outs, "matmul");
+    if (!r.defined()) r = find_tensor(outs, "dense");
+  }
+  if (r.ndim() < 2) return;  // a vector-vector or matrix-vector product: the plain loop nest
+  batched_schedule(s, {r}, target);
+  if (!r.same_as(outs[0])) schedule_injective_output(s, outs[0], target);
 }
 
 }  // namespace

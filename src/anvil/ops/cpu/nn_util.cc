@@ -76,6 +76,46 @@ void schedule_row_reduction(te::Schedule& s, const te::Tensor& out, const Target
   if (vf > 0) s[local].vectorize(local.axis(nd - 1));
 }
 
+void inline_elementwise_except(te::Schedule& s, const std::vector<te::Tensor>& outputs,
+                               const std::vector<std::string>& keep) {
+  std::set<const te::OperationNode*> seen, outs;
+  std::vector<te::Tensor> order;
+  for (const te::Tensor& o : outputs) {
+    outs.insert(o.get());
+    collect(o, seen, order);
+  }
+  for (const te::Tensor& t : order) {
+    if (!t.is_compute() || outs.count(t.get()) || !t.reduce_axis().empty()) continue;
+    if (std::find(keep.begin(), keep.end(), t.name()) != keep.end()) continue;
+    s[t].compute_inline();
+  }
+}
+
+void schedule_row_reduction(te::Schedule& s, const te::Tensor& out, const te::Tensor& reduction,
+                            const Target& target) {
+  if (reduction.same_as(out)) return schedule_row_reduction(s, out, target);
+  // An epilogue output: the reduction computed a vector of the row at a time inside its loop.
+  const int nd = out.ndim();
+  te::Stage& st = s[out];
+  const int vf = vector_factor(out.shape()[nd - 1], lanes_for(target, out.dtype()));
+  std::vector<te::IterVar> lead;
+  for (int i = 0; i + 1 < nd; ++i) lead.push_back(out.axis(i));
+  te::IterVar attach = out.axis(nd - 1);
+  if (vf > 0) {
+    auto [xo, xi] = st.split(out.axis(nd - 1), vf);
+    st.vectorize(xi);
+    attach = xo;
+  }
+  if (!lead.empty()) fuse_all_parallel(st, lead);
+  s[reduction].compute_at(st, attach);
+  std::vector<te::IterVar> order;
+  for (int i = 0; i + 1 < nd; ++i) order.push_back(reduction.axis(i));
+  for (const te::IterVar& r : reduction.reduce_axis()) order.push_back(r);
+  order.push_back(reduction.axis(nd - 1));
+  s[reduction].reorder(order);
+  if (vf > 0) s[reduction].vectorize(reduction.axis(nd - 1));
+}
+
 void schedule_reductions_then_injective(te::Schedule& s, const std::vector<te::Tensor>& outputs, const Target& target) {
   std::set<const te::OperationNode*> seen, outs;
   std::vector<te::Tensor> order;

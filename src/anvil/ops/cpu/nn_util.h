@@ -31,11 +31,20 @@ int vector_factor(const ir::PrimExpr& extent, int lanes);
 // pool). Accumulates a vector of the row in a local stage: leading axes fused and parallel,
 // the row split by a vector factor, the reduction loops outside the vector lanes.
 void schedule_row_reduction(te::Schedule& s, const te::Tensor& out, const Target& target);
+// The same when `out` is an elementwise epilogue of the same shape over `reduction`: the
+// reduction's vector computed at the output's vector loop.
+void schedule_row_reduction(te::Schedule& s, const te::Tensor& out, const te::Tensor& reduction, const Target& target);
 
 // Every compute stage with a reduction axis reachable from `outputs` (not an output itself)
 // computed at root with its outer axes fused and parallel; the rest inlined; outputs by
 // schedule_injective_output. For normalisations and softmax.
 void schedule_reductions_then_injective(te::Schedule& s, const std::vector<te::Tensor>& outputs, const Target& target);
+
+// For schedules that may receive elementwise epilogues fused after their anchor stage (bias
+// add, activation): inlines every non-output compute stage without a reduction whose name is
+// not in `keep` (stages that must stay whole: padded inputs, packed weights).
+void inline_elementwise_except(te::Schedule& s, const std::vector<te::Tensor>& outputs,
+                               const std::vector<std::string>& keep);
 
 // Fuses all axes of a root stage into one parallel loop (when it has at least two axes'
 // worth of work); returns the fused axis.

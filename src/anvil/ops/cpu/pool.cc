@@ -79,11 +79,14 @@ std::vector<te::Tensor> pool_compute(const graph::CallNode& call, const std::vec
 }
 
 void max_pool_schedule(te::Schedule& s, const std::vector<te::Tensor>& outs, const Target& target) {
-  schedule_row_reduction(s, outs[0], target);
+  inline_elementwise_except(s, outs, {});
+  te::Tensor pool = find_tensor(outs, "max_pool2d");
+  schedule_row_reduction(s, outs[0], pool.defined() ? pool : outs[0], target);
 }
 
 // The sums: a vector of the row at a time inside the output's row loop.
 void avg_pool_schedule(te::Schedule& s, const std::vector<te::Tensor>& outs, const Target& target) {
+  inline_elementwise_except(s, outs, {});  // the division (and any epilogue) into the output
   const te::Tensor& out = outs[0];
   te::Tensor sum = find_tensor(outs, "pool_sum");
   te::Stage& st = s[out];
