@@ -97,17 +97,37 @@ def _to_numpy(value):
 
 def _anvil():
     _, from_onnx, compile_, VirtualMachine, cpu = _anvil_api()
+    import onnx
+
+    from bind_inputs import import_time_input
+
+    def import_binding(model_path, inputs, names):
+        """from_onnx, binding (one at a time) the integer inputs the importer must know."""
+        bound, model = {}, None
+        while True:
+            try:
+                return from_onnx(str(model_path), input_values=bound or None), bound
+            except NotImplementedError as e:
+                if model is None:
+                    model = onnx.load(str(model_path), load_external_data=False)
+                name = import_time_input(model, str(e), names[:len(inputs)], bound)
+                if name is None:
+                    raise
+                bound[name] = inputs[names.index(name)]
 
     def run(model_path, inputs, names):
         try:
-            mod = from_onnx(str(model_path))
+            mod, bound = import_binding(model_path, inputs, names)
             exe = compile_(mod, target="llvm")
-            result = VirtualMachine(exe, cpu())["main"](*inputs)
+            feeds = [x for name, x in zip(names, inputs) if name not in bound]
+            result = VirtualMachine(exe, cpu())["main"](*feeds)
         except NotImplementedError as e:
             raise Unsupported(str(e).splitlines()[0] if str(e) else "NotImplementedError") from e
+        run.bound_inputs = sorted(bound)
         # One graph output comes back as a tensor, several as a list (a VM tuple).
         return _to_numpy(result) if isinstance(result, (list, tuple)) else [_to_numpy(result)]
 
+    run.bound_inputs = []
     return run
 
 

@@ -5,12 +5,15 @@ import collections
 import datetime
 import platform
 
+# The reason a pass carries when the runner bound integer inputs at compile time (bind_inputs.py).
+BOUND_PREFIX = "shape input bound at compile time: "
+
 
 def summarise(cases, results, version):
     """Counts over `results` ({name: (outcome, reason)}); tests that never reported count as failed."""
     totals = collections.Counter()
     per_op = collections.defaultdict(collections.Counter)
-    misses = []
+    misses, bound = [], []
     for case in cases:
         outcome, reason = results.get(case.name, ("fail", "no result (the run was interrupted)"))
         if case.kind == "light":
@@ -19,20 +22,27 @@ def summarise(cases, results, version):
         else:
             totals["all_total"] += 1
             totals[f"all_{outcome}"] += 1
+            is_bound = outcome == "pass" and reason.startswith(BOUND_PREFIX)
+            totals["all_pass_bound"] += is_bound
             if case.planned:
                 totals["planned_total"] += 1
                 totals["planned_pass"] += outcome == "pass"
+                totals["planned_pass_bound"] += is_bound
+            if is_bound:
+                bound.append((case, reason[len(BOUND_PREFIX):]))
             per_op[case.op][outcome] += 1
             per_op[case.op]["planned"] += case.planned
         if outcome != "pass":
             misses.append((case, outcome, reason))
     for key in ("all_pass", "all_fail", "all_unsupported", "planned_pass", "planned_total", "light_pass",
-                "light_total", "all_total"):
+                "light_total", "all_total", "all_pass_bound", "planned_pass_bound"):
         totals.setdefault(key, 0)
     line = {"conformance": "onnx-node", "onnx": version, "planned_pass": totals["planned_pass"],
             "planned_total": totals["planned_total"], "all_pass": totals["all_pass"],
-            "all_total": totals["all_total"], "light_pass": totals["light_pass"]}
-    return {"totals": dict(totals), "per_op": per_op, "misses": misses, "json": line, "version": version}
+            "all_total": totals["all_total"], "light_pass": totals["light_pass"],
+            "planned_pass_bound": totals["planned_pass_bound"]}
+    return {"totals": dict(totals), "per_op": per_op, "misses": misses, "bound": bound, "json": line,
+            "version": version}
 
 
 def _pct(n, d):
@@ -62,6 +72,13 @@ def write_doc(path, summary, backend):
         "",
         f"Of all node tests {t['all_fail']} fail and {t['all_unsupported']} are unsupported by the backend.",
         "",
+        f"{t['all_pass_bound']} of the passes ({t['planned_pass_bound']} planned) are *passes with the shape input",
+        "bound at compile time*: the test feeds an operator's shape-like argument (axes, pads, a Reshape's",
+        "shape, TopK's k, ...) as a graph input, which Anvil's importer needs at import, so the runner binds",
+        "that integer input to the test's value (`from_onnx(..., input_values=...)`) and compiles once per",
+        "data set. They are listed under \"Passes with an input bound at compile time\" and counted in",
+        "`planned_pass`; `planned_pass_bound` in the JSON line says how many.",
+        "",
         "## Per operator",
         "",
         "An expanded test (the operator's function body spelled out) counts under its operator.",
@@ -83,6 +100,13 @@ def write_doc(path, summary, backend):
         for case, outcome, reason in misses:
             reason = reason.replace("|", "\\|").replace("\n", " ")
             lines.append(f"| {case.name} | {'yes' if case.planned else 'no'} | {outcome} | {reason} |")
+    lines += ["", "## Passes with an input bound at compile time", ""]
+    if not summary["bound"]:
+        lines.append("None.")
+    else:
+        lines += ["| test | planned | bound inputs |", "|---|:---:|---|"]
+        for case, names in sorted(summary["bound"], key=lambda b: b[0].name):
+            lines.append(f"| {case.name} | {'yes' if case.planned else 'no'} | {names} |")
     lines += ["", json.dumps(summary["json"])]
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")

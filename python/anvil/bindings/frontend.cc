@@ -72,10 +72,32 @@ std::string repr(const IRModule& mod) {
   return out + ">";
 }
 
+// values: None or {name: numpy array}; each is copied, so the module owns its constants and
+// later writes to the array do not reach it.
+void bind_input_values(nb::handle values, frontend::onnx::ImportOptions& options) {
+  if (values.is_none()) return;
+  if (!PyDict_Check(values.ptr()))
+    type_error("from_onnx: input_values must be a dict of input name -> numpy array, got '",
+               Py_TYPE(values.ptr())->tp_name, "'");
+  for (auto [key, value] : nb::borrow<nb::dict>(values)) {
+    if (!PyUnicode_Check(key.ptr()))
+      type_error("from_onnx: input_values keys must be input names (str), got '", Py_TYPE(key.ptr())->tp_name, "'");
+    std::string name = nb::cast<std::string>(key);
+    if (!is_numpy_array(value))
+      type_error("from_onnx: input_values['", name, "'] must be a numpy array, got '", Py_TYPE(value.ptr())->tp_name,
+                 "'");
+    Tensor view = tensor_from_numpy(value);
+    Tensor copy = Tensor::empty(view.shape(), view.dtype(), Device::cpu());
+    copy.copy_from(view);
+    options.input_values[name] = std::move(copy);
+  }
+}
+
 // shape: None or {name: sequence of ints (-1 keeps the model's dimension)}.
-frontend::onnx::ImportOptions import_options(nb::handle shape, const std::string& base_dir) {
+frontend::onnx::ImportOptions import_options(nb::handle shape, const std::string& base_dir, nb::handle values) {
   frontend::onnx::ImportOptions options;
   options.base_dir = base_dir;
+  bind_input_values(values, options);
   if (shape.is_none()) return options;
   if (!PyDict_Check(shape.ptr()))
     type_error("from_onnx: shape must be a dict of input name -> tuple of ints, got '", Py_TYPE(shape.ptr())->tp_name,
@@ -119,21 +141,21 @@ void init_frontend(nb::module_& m) {
 
   m.def(
       "_from_onnx_file",
-      [](const std::string& path, nb::handle shape, const std::string& base_dir) {
-        frontend::onnx::ImportOptions options = import_options(shape, base_dir);
+      [](const std::string& path, nb::handle shape, const std::string& base_dir, nb::handle values) {
+        frontend::onnx::ImportOptions options = import_options(shape, base_dir, values);
         nb::gil_scoped_release release;
         return frontend::onnx::from_onnx_file(path, options);
       },
-      nb::arg("path"), nb::arg("shape").none(), nb::arg("base_dir"));
+      nb::arg("path"), nb::arg("shape").none(), nb::arg("base_dir"), nb::arg("input_values").none() = nb::none());
   m.def(
       "_from_onnx_bytes",
-      [](nb::bytes data, nb::handle shape, const std::string& base_dir) {
-        frontend::onnx::ImportOptions options = import_options(shape, base_dir);
+      [](nb::bytes data, nb::handle shape, const std::string& base_dir, nb::handle values) {
+        frontend::onnx::ImportOptions options = import_options(shape, base_dir, values);
         std::string_view bytes(data.c_str(), data.size());
         nb::gil_scoped_release release;  // `data` stays alive: the caller holds it
         return frontend::onnx::from_onnx_bytes(bytes, options);
       },
-      nb::arg("data"), nb::arg("shape").none(), nb::arg("base_dir"));
+      nb::arg("data"), nb::arg("shape").none(), nb::arg("base_dir"), nb::arg("input_values").none() = nb::none());
   m.def(
       "_compile",
       [](const IRModule& mod, const std::string& target, int opt_level, const std::string& dump_ir_dir,

@@ -23,7 +23,19 @@ def _shape_option(shape):
     return out
 
 
-def from_onnx(model, shape=None, *, shape_dict=None, base_dir=None):
+def _values_option(input_values):
+    """{name: contiguous numpy array} for the C++ importer (which copies them); None stays None."""
+    if input_values is None:
+        return None
+    if not isinstance(input_values, dict):
+        raise TypeError(f"from_onnx: input_values must be a dict of input name -> array, "
+                        f"got {type(input_values).__name__}")
+    import numpy as np
+
+    return {name: np.ascontiguousarray(value) for name, value in input_values.items()}
+
+
+def from_onnx(model, shape=None, *, shape_dict=None, base_dir=None, input_values=None):
     """Convert an ONNX model into an IRModule whose ``"main"`` takes the model's inputs.
 
     Parameters
@@ -41,6 +53,12 @@ def from_onnx(model, shape=None, *, shape_dict=None, base_dir=None):
     base_dir : str or os.PathLike, optional
         Where external-data files resolve (default: the model file's directory; bytes and
         ModelProtos have none, so a model that still refers to external data needs it).
+    input_values : dict, optional
+        ``{input_name: array}`` binds graph inputs to fixed values at import: each becomes a
+        constant of the module (and is no longer a parameter of ``"main"`` nor in
+        ``input_names``). For inputs an operator needs to know at import, such as a Reshape's
+        shape, a Pad's pads or a TopK's k given as graph inputs. The dtype must be the declared
+        one and the shape must fit the declared dimensions (ValueError otherwise).
 
     Returns
     -------
@@ -61,12 +79,13 @@ def from_onnx(model, shape=None, *, shape_dict=None, base_dir=None):
         raise TypeError("from_onnx: pass shape or shape_dict, not both")
     shapes = _shape_option(shape if shape is not None else shape_dict)
     base = os.fspath(base_dir) if base_dir is not None else ""
+    values = _values_option(input_values)
     if isinstance(model, (str, os.PathLike)):
-        return _ffi._from_onnx_file(os.fspath(model), shapes, base)
+        return _ffi._from_onnx_file(os.fspath(model), shapes, base, values)
     if isinstance(model, (bytes, bytearray, memoryview)):
-        return _ffi._from_onnx_bytes(bytes(model), shapes, base)
+        return _ffi._from_onnx_bytes(bytes(model), shapes, base, values)
     if hasattr(model, "SerializeToString") and hasattr(model, "graph"):
-        return _ffi._from_onnx_bytes(model.SerializeToString(), shapes, base)
+        return _ffi._from_onnx_bytes(model.SerializeToString(), shapes, base, values)
     raise TypeError(f"from_onnx: expected a path, bytes or an onnx.ModelProto, got {type(model).__name__}")
 
 
