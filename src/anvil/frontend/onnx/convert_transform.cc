@@ -53,6 +53,8 @@ std::vector<Expr> convert_shape(ImportContext& ctx) {
 }
 
 std::vector<Expr> convert_size(ImportContext& ctx) {
+  if (auto v = ctx.known_values(0); v && !ctx.constant_input(0))  // a known-only (1-d) value
+    return {known_result(ctx, 0, {ir::int_imm(static_cast<int64_t>(v->size()))}, {})};
   const graph::Type& t = ctx.input(0).type();
   if (!t.has_rank()) ctx.unsupported("Size of a value of unknown rank");
   return {known_result(ctx, 0, {graph::num_elements(t.shape())}, {})};
@@ -101,26 +103,31 @@ std::optional<std::vector<int64_t>> axes_of(ImportContext& ctx) {
   return ctx.const_ints(1, "axes");
 }
 
+// Unsqueeze/Squeeze of a single known value (Gather(Shape(x), 0) -> Unsqueeze -> Concat): the
+// value stays known. A symbolic known value without a constant is taken as the 0-d scalar such
+// chains carry (its expression is left to the importer, so asking for it would emit a
+// shape_to_tensor nobody uses).
 std::vector<Expr> convert_unsqueeze(ImportContext& ctx) {
   std::optional<std::vector<int64_t>> axes = axes_of(ctx);
   if (!axes) ctx.bad_model("Unsqueeze without axes");
   auto v = ctx.known_values(0);
-  if (v && v->size() <= 1 && axes->size() == 1 && (v->size() == 1 || ctx.constant_input(0))) {
-    // A scalar (or [1]) known value unsqueezed to [1] (ONNX shape chains): stays known.
-    Expr x = ctx.input(0);
-    if (x.type().has_rank() && x.type().ndim() <= 1) return {known_result(ctx, 0, *v, {1})};
+  if (v && v->size() == 1 && axes->size() == 1) {
+    std::optional<Tensor> c = ctx.constant_input(0);
+    if (!c || c->shape().empty()) return {known_result(ctx, 0, *v, {1}, c ? c->dtype() : DataType::int64())};
   }
   return {ctx.emit("expand_dims", {ctx.input(0)}, {{"axes", AttrValue::ints(*axes)}})};
 }
 
 std::vector<Expr> convert_squeeze(ImportContext& ctx) {
   std::optional<std::vector<int64_t>> axes = axes_of(ctx);
-  Expr x = ctx.input(0);
   auto v = ctx.known_values(0);
-  if (v && v->size() == 1 && x.type().has_rank() && x.type().ndim() == 1) return {known_result(ctx, 0, *v, {})};
+  if (v && v->size() == 1) {
+    std::optional<Tensor> c = ctx.constant_input(0);
+    if (!c || c->shape().size() == 1) return {known_result(ctx, 0, *v, {}, c ? c->dtype() : DataType::int64())};
+  }
   Attrs attrs;
   if (axes) attrs["axes"] = AttrValue::ints(*axes);
-  return {ctx.emit("squeeze", {x}, attrs)};
+  return {ctx.emit("squeeze", {ctx.input(0)}, attrs)};
 }
 
 }  // namespace

@@ -87,6 +87,10 @@ TEST(OnnxTransformConverters, AttentionHeadSplitBecomesSymbolicReshape) {
   attr_ints(m.node("Transpose", {"y"}, {"t"}), "perm", {0, 2, 1, 3});
   EXPECT_EQ(m.type_of("y"), "Tensor[(N, S, 3, 4), float32]");
   EXPECT_EQ(m.type_of("t"), "Tensor[(N, 3, S, 4), float32]");
+  // The shape chain leaves nothing behind: one reshape and one transpose, no shape_to_tensor.
+  std::string text = graph::to_string(from_onnx(m.proto));
+  EXPECT_EQ(text.find("shape_to_tensor"), std::string::npos) << text;
+  EXPECT_NE(text.find("reshape"), std::string::npos) << text;
 }
 
 TEST(OnnxTransformConverters, ReshapeZeroCopiesAndMinusOneDividesSymbolically) {
