@@ -49,6 +49,7 @@ class Function : public ir::NodeRef<FunctionNode> {
   const std::vector<Var>& params() const { return get()->params(); }
   const std::vector<Binding>& bindings() const { return get()->bindings(); }
   const Expr& result() const { return get()->result(); }
+  const Type& ret_type() const { return get()->ret_type(); }
 };
 
 class IRModule {

@@ -45,6 +45,21 @@ void register_all() {
   });
   register_function("runtime.num_threads", []() { return static_cast<int64_t>(runtime::ThreadPool::global().num_threads()); });
 
+  // Arrays (what a VM function returns for a tuple), reachable by clients that hold only a
+  // handle to one, e.g. over RPC: TVM's names.
+  register_packed("ffi.ArraySize", [](Args args) -> Value {
+    if (args.size() != 1) type_error("ffi.ArraySize expects 1 argument (array) but got ", args.size());
+    return Value(static_cast<int64_t>(args[0].as_array().size()));
+  });
+  register_packed("ffi.ArrayGetItem", [](Args args) -> Value {
+    if (args.size() != 2) type_error("ffi.ArrayGetItem expects 2 arguments (array, index) but got ", args.size());
+    const std::vector<Value>& items = args[0].as_array();
+    int64_t i = args[1].as_int();
+    if (i < 0 || i >= static_cast<int64_t>(items.size()))
+      index_error("ffi.ArrayGetItem: index ", i, " is out of range for an array of ", items.size());
+    return items[static_cast<size_t>(i)];
+  });
+
   register_packed("testing.echo", [](Args args) -> Value {
     if (args.size() != 1) type_error("testing.echo expects 1 argument but got ", args.size());
     return args[0];

@@ -20,9 +20,16 @@ rpc::RPCSession open_session(const RemoteTarget& where) {
   return rpc::RPCSession::connect(hp.host, hp.port, where.key);
 }
 
-std::vector<Value> as_list(const Value& v) {
+// The outputs: one remote tensor, or the items of a remote array (a tuple result), fetched
+// through the server's ffi.ArraySize / ffi.ArrayGetItem.
+std::vector<Value> as_list(rpc::RPCSession& session, const Value& v) {
   if (v.kind() == ValueKind::kArray) return v.as_array();
-  return {v};
+  if (rpc::RemoteTensor::from_value(v)) return {v};
+  int64_t n = session.get_function("ffi.ArraySize")(v).as_int();
+  Function get = session.get_function("ffi.ArrayGetItem");
+  std::vector<Value> items;
+  for (int64_t i = 0; i < n; ++i) items.push_back(get(v, i));
+  return items;
 }
 
 }  // namespace
@@ -49,7 +56,7 @@ RunResult run_remote(const RemoteTarget& where, const std::string& library, int 
   Function main = vm.get_function("main");
   Value out;
   for (int i = 0; i < std::max(1, warmup); ++i) out = main.call(Args(args.data(), args.size()));
-  std::vector<Value> outs = as_list(out);
+  std::vector<Value> outs = as_list(session, out);
   for (size_t i = 0; i < outs.size(); ++i) {
     std::optional<rpc::RemoteTensor> t = rpc::RemoteTensor::from_value(outs[i]);
     if (!t) value_error("remote main returned a non-tensor as output ", i);
@@ -61,7 +68,8 @@ RunResult run_remote(const RemoteTarget& where, const std::string& library, int 
     opts.number = 1;
     opts.repeat = repeat;
     Function timer = session.time_evaluator(vm, "main", session.cpu(), opts);
-    for (const Value& s : timer.call(Args(args.data(), args.size())).as_array()) r.latencies_ms.push_back(s.as_float() * 1e3);
+    Value seconds = timer.call(Args(args.data(), args.size()));  // keep it alive while reading
+    for (const Value& s : seconds.as_array()) r.latencies_ms.push_back(s.as_float() * 1e3);
   }
   try {
     session.remove(name);

@@ -57,6 +57,10 @@ class Collector {
   void begin(const CallEvent& e) {
     CallRecord r;
     r.callee = e.callee->name;
+    // A kernel called through call_tir_dyn (it takes shape values) is charged to the kernel.
+    if (r.callee == "vm.builtin.call_tir_dyn" && !e.args.empty() && e.args[0].kind() == ValueKind::kFunction &&
+        !e.args[0].as_function().name().empty())
+      r.callee = e.args[0].as_function().name();
     r.caller = e.caller->name;
     r.instr = e.pc - e.caller->start_instr;
     r.is_vm_function = e.callee->kind == FuncKind::kVMFunc;
