@@ -5,8 +5,8 @@
 # same executable, on fresh random inputs (a rendered text page for the OCR models), within
 # rtol 1e-4 / atol 1e-4.
 #
-# Known failure, marked strict so it turns red once fixed: the encoder's position-id Slice has a
-# symbolic end (the sequence length from Shape), which the Slice converter does not take yet.
+# KNOWN_FAILURES lists models that do not match yet, as strict expected failures (so they turn
+# red once fixed); it is empty now.
 import sys
 from pathlib import Path
 
@@ -18,9 +18,7 @@ from conftest import SEED, require
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
 
-KNOWN_FAILURES = {
-    "minilm": "Slice with an end known only symbolically (Shape of the input) is not converted yet",
-}
+KNOWN_FAILURES = {}
 GENERATED = ["resnet18", "mobilenetv2", "minilm"]
 REAL = ["ppocr_det", "ppocr_rec"]
 

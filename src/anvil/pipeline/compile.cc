@@ -14,6 +14,7 @@
 #include "anvil/graph/passes/dead_code_elimination.h"
 #include "anvil/graph/passes/fold_constant.h"
 #include "anvil/graph/printer.h"
+#include "anvil/ops/prepack.h"
 #include "anvil/pipeline/build.h"
 #include "anvil/pipeline/constant_evaluator.h"
 #include "anvil/pipeline/lower_graph.h"
@@ -69,11 +70,14 @@ vm::Executable compile(const graph::IRModule& input, const Target& target, const
   // Graph passes, in order (issue #11 item 3); still to come here: fusion.
   if (options.opt_level >= 1) {
     // Calls on constants run now (weight transposes, casts, static shape_of / shape_to_tensor),
-    // BatchNorm folds into the preceding Conv's weights and bias (then folded again), and what
+    // BatchNorm folds into the preceding Conv's weights and bias, conv weights are packed (both
+    // then folded again), and what
     // nobody uses goes.
     auto fold = [&] { return graph::passes::fold_constant(mod, evaluate_constant_call); };
     mod = stages.run("fold_constant", 1, fold);
     mod = stages.run("canonicalize", 1, [&] { return graph::passes::canonicalize(mod); });
+    // Constant conv weights into the blocked layout the CPU schedule reads (packed once, here).
+    mod = stages.run("prepack_weights", 1, [&] { return ops::prepack_conv2d_weights(mod, target); });
     mod = stages.run("fold_constant (after canonicalize)", 1, fold);
     mod = stages.run("dead_code_elimination", 1, [&] { return graph::passes::dead_code_elimination(mod); });
     stages.dump("graph.optimized.txt", graph::to_string(mod, kDumpOptions));
