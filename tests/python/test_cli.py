@@ -149,6 +149,8 @@ def test_usage_errors_exit_2_and_help_everywhere():
     assert anvil("compile", "m.onnx").returncode == 2  # -o is required
     assert anvil("run", "m.so", "--inputs", "a.npz", "--fill", "zeros").returncode == 2
     assert anvil("run", "m.so", "--rpc", "nohostport").returncode == 2
+    out = anvil("run", "m.so", "--rpc-tracker", "127.0.0.1:9190")
+    assert out.returncode == 2 and "--rpc-tracker needs --rpc-key" in out.stderr, out.stderr
     version = anvil("--version")
     assert version.returncode == 0 and version.stdout.startswith("anvil ")
 

@@ -187,9 +187,9 @@ int run_main(int argc, char** argv) {
   auto* tracker = app.add_option("--rpc-tracker", f.tracker, "ask this tracker (host:port) for a server of --rpc-key")
                       ->check(rpc::cli::host_port())
                       ->excludes(rpc_opt);
-  app.add_option("--rpc-key", f.key, "the device key: with --rpc-tracker the key to request, with --rpc the server's key")
-      ->needs(tracker);
+  app.add_option("--rpc-key", f.key, "the device key: with --rpc-tracker the key to request, with --rpc the server's key");
   if (auto code = rpc::cli::parse(app, argc, argv)) return *code;
+  if (tracker->count() > 0 && f.key.empty()) return rpc::cli::usage_error(app, "--rpc-tracker needs --rpc-key");
   try {
     return run(f);
   } catch (const Error& e) {
