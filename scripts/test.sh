@@ -8,7 +8,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 # ccache reuses compilations across checkouts (see scripts/build.sh) in every tree built here.
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
-FUZZ_SECONDS=${ANVIL_FUZZ_SECONDS:-30}
+FUZZ_SECONDS=${ANVIL_FUZZ_SECONDS:-20}
 failed=()
 step() { echo; echo "==== $*"; }
 
@@ -49,6 +49,8 @@ if ninja -C build-san; then
     mkdir -p "$corpus"
     # The ELF pre-check's seeds are libraries of this build (no binaries in the repository).
     [ "$name" = fuzz_elf_check ] && cp build-san/lib/libanvil_test_kernels.so build-san/lib/libanvil_test_kernels_packed.so "$corpus"/
+    # The .npz reader's seeds are numpy's own files, plain and compressed.
+    [ "$name" = fuzz_npz ] && python3 -c "import numpy as np, sys; d = sys.argv[1]; a = np.arange(6, dtype='float32').reshape(2, 3); np.savez(d + '/plain.npz', x=a, n=np.int64(3)); np.savez_compressed(d + '/deflate.npz', x=a)" "$corpus"
     seeds=(); [ -d tests/fuzz_seeds/"$name" ] && seeds=(tests/fuzz_seeds/"$name")
     if "$fuzzer" -max_total_time="$FUZZ_SECONDS" -print_final_stats=0 "$corpus" "${seeds[@]}" \
         >"build-san/$name.log" 2>&1; then
