@@ -13,7 +13,7 @@
 namespace anvil::frontend::onnx {
 
 // The dtypes the importer accepts for inputs, initializers and constants.
-inline constexpr const char* kSupportedDtypes = "float32, float16, float64, int64, int32, int8, uint8, bool";
+inline constexpr const char* kSupportedDtypes = "float32, float16, float64, int64, int32, int16, int8, uint64, uint32, uint16, uint8, bool";
 bool is_supported_dtype(DataType dtype);
 // NotImplementedError "onnx: <what> has dtype int16; supported: float32, ..." unless supported.
 void check_supported_dtype(DataType dtype, const std::string& what);

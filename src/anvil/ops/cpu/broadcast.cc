@@ -26,7 +26,10 @@ ir::PrimExpr convert(ir::DataType to, const ir::PrimExpr& x) {
   if (from == to) return x;
   if (to.is_bool()) return ir::ne(x, ir::make_zero(from));
   if (from.is_bool()) return ir::select(x, ir::make_const(to, 1), ir::make_zero(to));
-  if (is_half(from) && is_half(to)) return ir::cast(to, ir::cast(ir::DataType::float32(), x));
+  // Half floats convert through float32 only: the JIT resolves the float32 <-> half helpers, not
+  // the others compiler-rt has (__truncdfhf2 for float64 -> float16 was missing at link).
+  ir::DataType f32 = ir::DataType::float32();
+  if ((is_half(from) && to != f32) || (is_half(to) && from != f32)) return ir::cast(to, ir::cast(f32, x));
   return ir::cast(to, x);
 }
 
