@@ -26,7 +26,36 @@ using ir::PrimExpr;
 
 enum class TypeKind : uint8_t { kTensor, kTuple, kShape, kObject };
 
-class Type;
+class TypeNode;
+
+// (Type comes first: TypeNode holds a vector of them, which needs the complete class.)
+class Type : public ir::NodeRef<TypeNode> {
+ public:
+  Type() = default;
+  explicit Type(const TypeNode* n);
+
+  // Dimensions must be non-negative integer expressions (converted to int32: dim_expr); a
+  // negative constant is a ValueError.
+  static Type tensor(std::vector<PrimExpr> shape, DataType dtype);
+  static Type tensor(const std::vector<int64_t>& shape, DataType dtype);
+  static Type tensor_any_rank(DataType dtype);
+  static Type tuple(std::vector<Type> fields);
+  static Type shape(int ndim);
+  static Type object();
+
+  TypeKind kind() const;
+  bool is_tensor() const { return kind() == TypeKind::kTensor; }
+  bool is_tuple() const { return kind() == TypeKind::kTuple; }
+  bool is_shape() const { return kind() == TypeKind::kShape; }
+  DataType dtype() const;                     // tensors only (ValueError otherwise)
+  bool has_rank() const;                      // a tensor of known rank
+  int ndim() const;                           // tensors of known rank, shapes of known rank
+  const std::vector<PrimExpr>& shape() const;  // tensors of known rank (ValueError otherwise)
+  const PrimExpr& dim(int i) const;           // negative i counts from the end
+  std::optional<std::vector<int64_t>> static_shape() const;  // every dim a constant
+  const std::vector<Type>& fields() const;
+  const Type& field(int i) const;
+};
 
 class TypeNode : public ir::Node {
  public:
@@ -47,33 +76,9 @@ class TypeNode : public ir::Node {
   int shape_ndim_ = -1;
 };
 
-class Type : public ir::NodeRef<TypeNode> {
- public:
-  Type() = default;
-  explicit Type(const TypeNode* n) : NodeRef(n) {}
-
-  // Dimensions must be non-negative integer expressions (converted to int32: dim_expr); a
-  // negative constant is a ValueError.
-  static Type tensor(std::vector<PrimExpr> shape, DataType dtype);
-  static Type tensor(const std::vector<int64_t>& shape, DataType dtype);
-  static Type tensor_any_rank(DataType dtype);
-  static Type tuple(std::vector<Type> fields);
-  static Type shape(int ndim);
-  static Type object();
-
-  TypeKind kind() const { return get()->kind(); }
-  bool is_tensor() const { return kind() == TypeKind::kTensor; }
-  bool is_tuple() const { return kind() == TypeKind::kTuple; }
-  bool is_shape() const { return kind() == TypeKind::kShape; }
-  DataType dtype() const;                     // tensors only (ValueError otherwise)
-  bool has_rank() const;                      // a tensor of known rank
-  int ndim() const;                           // tensors of known rank, shapes of known rank
-  const std::vector<PrimExpr>& shape() const;  // tensors of known rank (ValueError otherwise)
-  const PrimExpr& dim(int i) const;           // negative i counts from the end
-  std::optional<std::vector<int64_t>> static_shape() const;  // every dim a constant
-  const std::vector<Type>& fields() const { return get()->fields(); }
-  const Type& field(int i) const;
-};
+inline Type::Type(const TypeNode* n) : NodeRef(n) {}
+inline TypeKind Type::kind() const { return get()->kind(); }
+inline const std::vector<Type>& Type::fields() const { return get()->fields(); }
 
 // "Tensor[(n, 3), float32]", "Tuple[...]", "Shape[2]", "Object".
 std::string to_string(const Type& t);

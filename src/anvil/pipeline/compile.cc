@@ -93,7 +93,8 @@ vm::Executable compile(const graph::IRModule& input, const Target& target, const
   // generator on all of them, into one module (build's own pass run finds nothing left to do).
   // A model without kernels still gets an (empty) host module, so export_library has code to link.
   std::vector<tir::PrimFunc> funcs;
-  for (const auto& [name, f] : mod.prim_funcs) {
+  for (const auto& entry : mod.prim_funcs) {
+    const tir::PrimFunc& f = entry.second;  // (a structured binding cannot be captured in C++20)
     tir::PrimFunc lowered = stages.step("tir", static_cast<int>(funcs.size()) + 1,
                                         static_cast<int>(mod.prim_funcs.size()), [&] { return run_tir_pipeline(f); });
     funcs.push_back(lowered);
