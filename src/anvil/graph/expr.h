@@ -109,6 +109,9 @@ class CallNode : public ExprNode {
 };
 
 inline constexpr const char* kCallTIR = "call_tir";  // attrs: "func" = the PrimFunc's name
+// A fused group's call (graph/passes/fuse_ops.h): attrs "func" = the group Function's name in the
+// IRModule; its type is that function's result type, set by the pass (no inference).
+inline constexpr const char* kCallFused = "call_fused";
 
 struct Call {
   // The type as given (no inference: see BlockBuilder::call); arguments must be defined.

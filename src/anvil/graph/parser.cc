@@ -173,7 +173,7 @@ class ModuleParser {
     return v;
   }
 
-  // A call_tir binding has no inference: it takes `binding_type`, the binding's printed type.
+  // A call_tir or call_fused binding has no inference: it takes `binding_type`, the binding's printed type.
   Expr expr(const Type* binding_type) {
     cur_.enter();
     Expr e = primary(binding_type);
@@ -262,8 +262,9 @@ class ModuleParser {
       } while (cur_.accept(","));
       cur_.expect(")");
     }
-    if (op == kCallTIR) {
-      if (binding_type == nullptr) cur_.fail_at(start, "a call_tir must be the whole value of a binding (its type is the binding's)");
+    if (op == kCallTIR || op == kCallFused) {
+      if (binding_type == nullptr)
+        cur_.fail_at(start, str_cat("a ", op, " must be the whole value of a binding (its type is the binding's)"));
       return Call::make(op, std::move(args), std::move(attrs), *binding_type);
     }
     Type type;

@@ -86,6 +86,17 @@ class Verifier {
       else if (mod_ != nullptr && !mod_->prim_funcs.count(*func)) report("call_tir of '", *func, "', not a PrimFunc of the module");
       return;
     }
+    if (c.op() == kCallFused) {
+      // Typed by fuse_ops, not inferred: the callee's result type.
+      auto it = c.attrs().find("func");
+      const std::string* func = it == c.attrs().end() ? nullptr : std::get_if<std::string>(&it->second.storage());
+      if (func == nullptr) report("call_fused without a string attribute 'func'");
+      else if (mod_ != nullptr && !mod_->functions.count(*func)) report("call_fused of '", *func, "', not a function of the module");
+      else if (mod_ != nullptr && !type_equal(mod_->functions.at(*func).result().type(), c.type()))
+        report("the call_fused of @", *func, " is typed ", to_string(c.type()), " but @", *func, " returns ",
+               to_string(mod_->functions.at(*func).result().type()));
+      return;
+    }
     if (find_op(c.op()) == nullptr) {
       report("call of '", c.op(), "', not a registered operator");
       return;

@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 
 #include "anvil/base/error.h"
 #include "anvil/ir/expr_functor.h"
+#include "anvil/ops/cpu/schedule_injective.h"
 #include "anvil/ops/strategy.h"
 #include "anvil/te/lower.h"
 
@@ -85,6 +87,64 @@ LoweredCall lower_call(const graph::CallNode& call, const Target& target, const 
     result.func = te::lower(s, args, name);
   } catch (const Error& e) {
     throw Error(e.kind(), str_cat(call.op(), " (", impl.name, "): ", e.what()));
+  }
+  return result;
+}
+
+LoweredCall lower_fused(const graph::Function& group, const graph::CallNode& call, const Target& target,
+                        const std::string& name) {
+  if (group.params().size() != call.args().size())
+    value_error("call_fused of ", name, ": ", call.args().size(), " arguments for ", group.params().size(), " parameters");
+  std::unordered_map<const graph::ExprNode*, te::Tensor> tensors;
+  std::vector<te::LowerArg> args;
+  std::vector<graph::Type> types;
+  for (size_t i = 0; i < group.params().size(); ++i) {
+    // The call's argument types, whose symbolic dims are the caller's Vars (the VM passes those).
+    const graph::Type& t = call.args()[i].type();
+    if (!t.is_tensor() || !t.has_rank()) value_error("call_fused of ", name, ": argument ", i, " is not a tensor of known rank");
+    te::Tensor p = te::placeholder(t.shape(), t.dtype(), "arg" + std::to_string(i));
+    tensors[group.params()[i].get()] = p;
+    args.emplace_back(p);
+    types.push_back(t);
+  }
+  std::string implementation = "fused(";
+  for (const graph::Binding& b : group.bindings()) {
+    const auto* c = b.value.as<graph::CallNode>();
+    if (c == nullptr) value_error("fused group ", name, ": binding %", b.var.name(), " is not an operator call");
+    const OpImplementation& impl = select_implementation(c->op(), target);
+    implementation += (implementation.back() == '(' ? "" : ",") + impl.name;
+    std::vector<te::Tensor> inputs;
+    for (const graph::Expr& a : c->args()) {
+      auto it = tensors.find(a.get());
+      if (it != tensors.end()) inputs.push_back(it->second);
+      else if (a.as<graph::ShapeExprNode>() != nullptr) inputs.emplace_back();
+      else value_error("fused group ", name, ": an argument of ", c->op(), " is neither a group value nor a ShapeExpr");
+    }
+    std::vector<te::Tensor> outs;
+    try {
+      outs = impl.compute(*c, inputs);
+    } catch (const Error& e) {
+      throw Error(e.kind(), str_cat(name, ": ", c->op(), " (", impl.name, "): ", e.what()));
+    }
+    ANVIL_ICHECK(outs.size() == 1, impl.name, " returned ", outs.size(), " outputs inside fused group ", name);
+    tensors[b.var.get()] = outs[0];
+  }
+  implementation += ")";
+  auto it = tensors.find(group.result().get());
+  if (it == tensors.end()) value_error("fused group ", name, ": the result is not one of its values");
+  te::Tensor out = it->second;
+  args.emplace_back(out);
+  types.push_back(call.type());
+  LoweredCall result;
+  result.implementation = implementation;
+  result.shape_vars = shape_vars_of(types);
+  for (const ir::Var& v : result.shape_vars) args.emplace_back(v);
+  try {
+    te::Schedule s = te::create_schedule({out});
+    schedule_injective(s, {out}, target);
+    result.func = te::lower(s, args, name);
+  } catch (const Error& e) {
+    throw Error(e.kind(), str_cat(name, " (", implementation, "): ", e.what()));
   }
   return result;
 }

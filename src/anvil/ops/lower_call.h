@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "anvil/graph/expr.h"
+#include "anvil/graph/function.h"
 #include "anvil/target/target.h"
 #include "anvil/tir/prim_func.h"
 
@@ -27,6 +27,15 @@ struct LoweredCall {
 // NotImplementedError when the op has no implementation for the target's family; errors of
 // compute/schedule/lowering pass through with the op's name prefixed.
 LoweredCall lower_call(const graph::CallNode& call, const Target& target, const std::string& name);
+
+// A fused group (graph/passes/fuse_ops.h) as one kernel: a placeholder per group parameter, each
+// binding's compute from the strategy table on the tensors of the earlier ones, the default
+// injective schedule on the group's result (every intermediate inlined), and the same parameter
+// convention as lower_call (the call's tensor arguments, the output, the shape vars of the
+// arguments' and result's types). `call` is the call_fused; implementation is
+// "fused(add.cpu,clip.cpu,...)". NotImplementedError when a binding's op has no implementation.
+LoweredCall lower_fused(const graph::Function& group, const graph::CallNode& call, const Target& target,
+                        const std::string& name);
 
 // Every free symbolic Var in the dimensions of these types, sorted by name (then identity).
 std::vector<ir::Var> shape_vars_of(const std::vector<graph::Type>& types);

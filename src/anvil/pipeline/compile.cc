@@ -13,7 +13,9 @@
 #include "anvil/graph/passes/canonicalize.h"
 #include "anvil/graph/passes/dead_code_elimination.h"
 #include "anvil/graph/passes/fold_constant.h"
+#include "anvil/graph/passes/fuse_ops.h"
 #include "anvil/graph/printer.h"
+#include "anvil/ops/strategy.h"
 #include "anvil/ops/prepack.h"
 #include "anvil/pipeline/build.h"
 #include "anvil/pipeline/constant_evaluator.h"
@@ -67,7 +69,7 @@ vm::Executable compile(const graph::IRModule& input, const Target& target, const
   Stages stages(options);
   graph::IRModule mod = input;
   stages.dump("graph.input.txt", graph::to_string(mod, kDumpOptions));
-  // Graph passes, in order (issue #11 item 3); still to come here: fusion.
+  // Graph passes, in order (issue #11 item 3).
   if (options.opt_level >= 1) {
     // Calls on constants run now (weight transposes, casts, static shape_of / shape_to_tensor),
     // BatchNorm folds into the preceding Conv's weights and bias, conv weights are packed (both
@@ -81,6 +83,15 @@ vm::Executable compile(const graph::IRModule& input, const Target& target, const
     mod = stages.run("fold_constant (after canonicalize)", 1, fold);
     mod = stages.run("dead_code_elimination", 1, [&] { return graph::passes::dead_code_elimination(mod); });
     stages.dump("graph.optimized.txt", graph::to_string(mod, kDumpOptions));
+  }
+  if (options.opt_level >= 2) {
+    // Chains of elementwise/broadcast/injective calls become one kernel each (not the ops the
+    // VM evaluates itself, nor ops without a kernel for the target).
+    auto fusible = [&](const graph::CallNode& c) {
+      return !vm_evaluated_op(c.op()) && ops::find_implementation(c.op(), ops::target_family(target)) != nullptr;
+    };
+    mod = stages.run("fuse_ops", 1, [&] { return graph::passes::fuse_ops(mod, fusible); });
+    stages.dump("graph.fused.txt", graph::to_string(mod, kDumpOptions));
   }
 
   // Operator calls -> call_tir of PrimFuncs (lowered through the strategy table, identical

@@ -60,7 +60,7 @@ TEST_F(CompileTest, RunsInProcessAndReportsEachStage) {
   vm::Executable exe = compile(mod, llvm(), options);
   EXPECT_EQ(stages, (std::vector<std::string>{"fold_constant 1/1", "canonicalize 1/1", "prepack_weights 1/1",
                                      "fold_constant (after canonicalize) 1/1",
-                                     "dead_code_elimination 1/1", "lower_graph 1/1", "tir 1/3", "tir 2/3", "tir 3/3", "codegen 1/1",
+                                     "dead_code_elimination 1/1", "fuse_ops 1/1", "lower_graph 1/1", "tir 1/3", "tir 2/3", "tir 3/3", "codegen 1/1",
                                               "vm_codegen 1/1"}));
   vm::VirtualMachine machine = vm::VirtualMachine::create(exe.as_module());
   for (int64_t batch : {2, 9}) {
@@ -238,6 +238,57 @@ TEST_F(CompileTest, GraphOperatorsLowerShareKernelsAndRun) {
     for (int64_t i = 0; i < in.numel(); ++i) {
       double want = std::max(double(f(in)[i]) * f(w)[i % 8] + f(bias)[i % 8], 0.0);
       ASSERT_NEAR(f(out)[i], want, 1e-5) << "output " << k << " at " << i << " (seed " << kSeed << ")";
+    }
+  }
+}
+
+// add -> relu -> multiply on a symbolic batch, twice (batches n and m): fuse_ops makes each
+// chain one call_fused, lower_graph one kernel shared by both (identical groups up to the dims).
+TEST_F(CompileTest, FusedChainIsOneKernelSharedAndMatchesAReference) {
+  if (!have_ops({"add", "multiply", "relu"})) GTEST_SKIP() << "add/multiply/relu are not registered yet";
+  ir::Var n = ir::size_var("n"), m = ir::size_var("m");
+  graph::BlockBuilder bb;
+  graph::Var x = bb.add_param("x", Type::tensor({n, 8}, f32));
+  graph::Var z = bb.add_param("z", Type::tensor({m, 8}, f32));
+  Tensor w = random({8}), bias = random({1, 8});
+  auto branch = [&](const Expr& in) {
+    Expr t = bb.emit_call("add", {in, graph::Constant::make(bias)});
+    t = bb.emit_call("relu", {t});
+    return bb.emit_call("multiply", {t, graph::Constant::make(w)});
+  };
+  Expr y1 = branch(x), y2 = branch(z);
+  graph::IRModule mod;
+  mod.functions["main"] = bb.finish(graph::Tuple::make({y1, y2}));
+  CompileOptions options;
+  options.dump_ir_dir = (dir_ / "ir").string();
+  vm::Executable exe = compile(mod, llvm(), options);
+  std::ifstream fused_in(dir_ / "ir" / "graph.fused.txt");
+  std::string fused((std::istreambuf_iterator<char>(fused_in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(fused.find("call_fused(%x, const[0], const[1], func=\"fused_add_relu_multiply\")"), std::string::npos) << fused;
+  size_t kernels = 0;
+  std::string names;
+  for (const auto& entry : fs::directory_iterator(dir_ / "ir" / "tir")) {
+    kernels += entry.is_regular_file();
+    names += entry.path().filename().string() + " ";
+  }
+  std::ifstream lowered_in(dir_ / "ir" / "graph.lowered.txt");
+  std::string lowered((std::istreambuf_iterator<char>(lowered_in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(kernels, 1u) << names << "\n" << lowered;
+  EXPECT_TRUE(fs::exists(dir_ / "ir" / "tir" / "fused_add_relu_multiply.tir"));
+  vm::VirtualMachine machine = vm::VirtualMachine::create(exe.as_module());
+  for (int64_t batch : {1, 6}) {
+    Tensor xv = random({batch, 8}), zv = random({batch + 2, 8});
+    Value result = machine["main"](xv, zv);
+    const std::vector<Value>& outs = result.as_array();
+    ASSERT_EQ(outs.size(), 2u);
+    for (int k = 0; k < 2; ++k) {
+      const Tensor& in = k == 0 ? xv : zv;
+      Tensor out = outs[k].as_tensor();
+      ASSERT_EQ(out.shape(), in.shape());
+      for (int64_t i = 0; i < in.numel(); ++i) {
+        double want = std::max(double(f(in)[i]) + f(bias)[i % 8], 0.0) * f(w)[i % 8];
+        ASSERT_NEAR(f(out)[i], want, 1e-5) << "output " << k << " at " << i << " (seed " << kSeed << ")";
+      }
     }
   }
 }

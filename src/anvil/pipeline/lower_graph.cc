@@ -2,6 +2,7 @@
 #include "anvil/pipeline/lower_graph.h"
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -10,6 +11,7 @@
 #include "anvil/base/error.h"
 #include "anvil/ir/expr_functor.h"
 #include "anvil/ir/expr_ops.h"
+#include "anvil/graph/printer.h"
 #include "anvil/ir/structural_equal.h"
 #include "anvil/ops/lower_call.h"
 #include "anvil/te/lower.h"
@@ -78,6 +80,38 @@ CallShape describe_call(const CallNode& call) {
   return out;
 }
 
+// A fused group's body in the signature: each binding's operator, attributes, operands (by
+// position) and type, its dims (and ShapeExpr values) compared like the call's.
+void describe_group(const graph::Function& group, CallShape& out) {
+  std::unordered_map<const graph::ExprNode*, std::string> ref;
+  for (size_t i = 0; i < group.params().size(); ++i) ref[group.params()[i].get()] = str_cat("p", i);
+  out.signature += "|group{";
+  for (size_t k = 0; k < group.bindings().size(); ++k) {
+    const graph::Binding& b = group.bindings()[k];
+    const auto* call = b.value.as<CallNode>();
+    if (call == nullptr) value_error("lower_graph: fused group binding %", b.var.name(), " is not a call");
+    out.signature += call->op() + "{";
+    for (const auto& [name, value] : call->attrs()) out.signature += name + "=" + graph::to_string(value) + ";";
+    out.signature += "}(";
+    for (const Expr& a : call->args()) {
+      auto it = ref.find(a.get());
+      if (it != ref.end()) {
+        out.signature += it->second + ",";
+      } else if (const auto* e = a.as<graph::ShapeExprNode>()) {
+        out.signature += str_cat("E", e->values().size(), ",");
+        for (const ir::PrimExpr& v : e->values()) out.dims.push_back(v);
+      } else {
+        out.signature += str_cat("V", static_cast<const void*>(a.get()), ",");
+      }
+    }
+    out.signature += ")->";
+    describe_type(b.var.type(), out);
+    out.signature += ";";
+    ref[b.var.get()] = str_cat("t", k);
+  }
+  out.signature += "}->" + ref[group.result().get()];
+}
+
 // The Vars of `dims` in order of first appearance.
 class AppearanceOrder : public ir::ExprVisitor {
  public:
@@ -131,7 +165,8 @@ ops::LoweredCall shape_to_tensor_kernel(const std::vector<ir::PrimExpr>& values,
 
 class Lowerer {
  public:
-  Lowerer(graph::IRModule& out, const Target& target) : out_(out), target_(target) {}
+  Lowerer(graph::IRModule& out, const std::map<std::string, graph::Function>& groups, const Target& target)
+      : out_(out), groups_(groups), target_(target) {}
 
   Expr rewrite(const Expr& e) {
     switch (e.kind()) {
@@ -146,6 +181,7 @@ class Lowerer {
         }
         Expr c = changed ? graph::Call::make(call->op(), args, call->attrs(), call->type()) : e;
         if (call->op() == "shape_to_tensor") return lower_shape_to_tensor(c);
+        if (call->op() == graph::kCallFused) return lower_fused(*c.as<CallNode>());
         if (vm_evaluated_op(call->op())) return c;
         return lower(*c.as<CallNode>(), [&](const CallNode& k, const std::string& name) {
           return ops::lower_call(k, target_, name);
@@ -208,10 +244,28 @@ class Lowerer {
     });
   }
 
+  // A fused group: one kernel; identical groups (same operators, wiring, attributes and types up
+  // to a renaming of the symbolic dims) share it, whatever their function's name.
+  Expr lower_fused(const CallNode& call) {
+    const std::string& func = graph::get_string(call.attrs(), "func");
+    auto it = groups_.find(func);
+    if (it == groups_.end()) value_error("lower_graph: call_fused of '", func, "', not a function of the module");
+    const graph::Function& group = it->second;
+    graph::Attrs attrs = call.attrs();
+    attrs.erase("func");
+    Expr anonymous = graph::Call::make(call.op(), call.args(), std::move(attrs), call.type());
+    return lower(*anonymous.as<CallNode>(), [&](const CallNode&, const std::string& name) {
+      return ops::lower_fused(group, call, target_, name);
+    }, &group, func);
+  }
+
   // The call_tir that replaces `call`, lowering a new kernel (through `lower_fn`) unless an
-  // identical call has one.
-  Expr lower(const CallNode& call, const LowerFn& lower_fn) {
+  // identical call has one. `group` (a call_fused's) joins the sharing signature; `hint` names
+  // a new kernel.
+  Expr lower(const CallNode& call, const LowerFn& lower_fn, const graph::Function* group = nullptr,
+             const std::string& hint = "") {
     CallShape shape = describe_call(call);
+    if (group != nullptr) describe_group(*group, shape);
     std::vector<ir::Var> appearance = appearance_order(shape.dims);
     const Kernel* kernel = nullptr;
     std::vector<ir::Var> shape_vars;
@@ -231,7 +285,7 @@ class Lowerer {
       break;
     }
     if (kernel == nullptr) {
-      std::string name = out_.unique_name(kernel_hint(call.op()));
+      std::string name = out_.unique_name(hint.empty() ? kernel_hint(call.op()) : hint);
       ops::LoweredCall lowered = lower_fn(call, name);
       out_.prim_funcs[name] = lowered.func;
       bucket.push_back({std::move(shape), name, lowered.implementation, appearance, lowered.shape_vars});
@@ -247,12 +301,13 @@ class Lowerer {
     for (const ir::Var& v : shape_vars) names.push_back(v->name());
     graph::Attrs attrs{{kCallTIRFunc, kernel->func},
                        {kCallTIRShapeVars, graph::AttrValue::strings(std::move(names))},
-                       {kCallTIROp, call.op()},
+                       {kCallTIROp, hint.empty() ? call.op() : hint},
                        {kCallTIRImplementation, kernel->implementation}};
     return graph::Call::make(graph::kCallTIR, std::move(tensor_args), std::move(attrs), call.type());
   }
 
   graph::IRModule& out_;
+  const std::map<std::string, graph::Function>& groups_;
   const Target& target_;
   // By signature (a Kernel pointer is used only within one lower()).
   std::unordered_map<std::string, std::vector<Kernel>> kernels_;
@@ -268,7 +323,18 @@ bool vm_evaluated_op(const std::string& op) {
 
 graph::IRModule lower_graph(const graph::IRModule& mod, const Target& target, LowerGraphStats* stats) {
   graph::IRModule out = mod;
-  Lowerer lowerer(out, target);
+  // Fused groups are lowered where they are called, then go: the VM runs only the callers.
+  // (Out of the module first, so that a group's kernel can take the group's name.)
+  std::map<std::string, graph::Function> groups;
+  for (const auto& [name, f] : mod.functions)
+    for (const graph::Binding& b : f.bindings())
+      if (const auto* c = b.value.as<CallNode>())
+        if (c->op() == graph::kCallFused) {
+          std::string func = graph::get_string(c->attrs(), "func");
+          groups.emplace(func, mod.function(func));
+          out.functions.erase(func);
+        }
+  Lowerer lowerer(out, groups, target);
   for (auto& [name, f] : out.functions) {
     std::vector<graph::Binding> bindings;
     for (const graph::Binding& b : f.bindings()) {

@@ -20,8 +20,9 @@
 // value), shape_to_tensor of a static shape (a constant) and reshape / squeeze / expand_dims
 // (zero-copy views of a compact tensor, vm.builtin.reshape). shape_to_tensor of a symbolic
 // shape (a ShapeExpr, or shape_of a tensor, through Vars) becomes a small kernel that writes its
-// shape vars' values. A fused group (a later pass) is a Call like any other:
-// lower_call lowers its composite body, so this pass needs no change for fusion.
+// shape vars' values. A call_fused (graph/passes/fuse_ops.h) becomes one kernel of its group
+// (ops::lower_fused, named after the group); identical groups share it (same printed body and
+// call shape); the group functions leave the module.
 //
 // The pass expects A-normal form (arguments are Vars, Constants, ShapeExprs or Tuples of those,
 // as BlockBuilder writes) but lowers nested calls too. Errors: NotImplementedError naming the

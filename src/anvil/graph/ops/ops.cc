@@ -9,6 +9,7 @@ void register_all_ops() {
   register_nn_ops();
   register_transform_ops();
   register_shape_ops();
+  register_fused_ops();
 }
 
 }  // namespace anvil::graph::ops

@@ -13,6 +13,7 @@ void register_reduce_ops();       // sum/mean/max/min/prod/argmax/argmin/cumsum/
 void register_nn_ops();           // nn.*: conv2d, conv2d_transpose, dense, matmul, pools, norms, softmax (nn.cc)
 void register_transform_ops();    // reshape/transpose/concat/split/slice/gather/pad/resize/... (transform.cc)
 void register_shape_ops();        // shape_of, shape_to_tensor and other VM-evaluated ops (shape.cc)
+void register_fused_ops();        // call_fused, a fused group's call (fused.cc)
 
 void register_all_ops();
 
