@@ -4,6 +4,7 @@
 import collections
 import datetime
 import platform
+import re
 
 # The reason a pass carries when the runner bound integer inputs at compile time (bind_inputs.py).
 BOUND_PREFIX = "shape input bound at compile time: "
@@ -45,11 +46,27 @@ def summarise(cases, results, version):
             "version": version}
 
 
+def cause(reason):
+    """A reason with its names and numbers blanked, so that reasons of one cause group together."""
+    r = re.sub(r"node (\d+|'[^']*') \(([\w.]+), opset \d+\)", r"node (\2)", reason)
+    r = re.sub(r"'[^']*'", "'…'", r)
+    r = re.sub(r"\[[^\]]*\]", "[…]", r)
+    r = re.sub(r"\(at [\w.]+:\d+\)", "", r)
+    return re.sub(r"\d+(\.\d+)?(e-?\d+)?", "N", r).strip()[:140]
+
+
+def causes(misses, planned_only):
+    """[(count, outcome, cause)] of the misses, most frequent first."""
+    counts = collections.Counter((outcome, cause(reason)) for case, outcome, reason in misses
+                                 if case.planned or not planned_only)
+    return [(n, outcome, c) for (outcome, c), n in counts.most_common()]
+
+
 def _pct(n, d):
     return f"{100 * n / d:.1f} %" if d else "-"
 
 
-def write_doc(path, summary, backend):
+def write_doc(path, summary, backend, min_planned=None):
     import json
 
     t, per_op = summary["totals"], summary["per_op"]
@@ -67,6 +84,8 @@ def write_doc(path, summary, backend):
         "|---|---:|---:|---:|",
         f"| planned node tests | {t['planned_pass']} | {t['planned_total']} | "
         f"{_pct(t['planned_pass'], t['planned_total'])} |",
+        f"| planned, none bound at compile time | {t['planned_pass'] - t['planned_pass_bound']} | "
+        f"{t['planned_total']} | {_pct(t['planned_pass'] - t['planned_pass_bound'], t['planned_total'])} |",
         f"| all node tests | {t['all_pass']} | {t['all_total']} | {_pct(t['all_pass'], t['all_total'])} |",
         f"| light model graphs | {t['light_pass']} | {t['light_total']} | {_pct(t['light_pass'], t['light_total'])} |",
         "",
@@ -91,6 +110,15 @@ def write_doc(path, summary, backend):
         tests = c["pass"] + c["fail"] + c["unsupported"]
         planned = "yes" if c["planned"] == tests else ("no" if c["planned"] == 0 else f"{c['planned']}/{tests}")
         lines.append(f"| {op} | {planned} | {tests} | {c['pass']} | {c['fail']} | {c['unsupported']} |")
+    if min_planned is not None:
+        lines += ["", f"`scripts/test.sh` runs this and fails below a planned pass rate of {100 * min_planned:.0f} % "
+                  "(`--min-planned`): the rate that passed when the gate was set, less a small margin. Issue 11's "
+                  "target is 98 %."]
+    lines += ["", "## Causes of the planned tests that do not pass", "",
+              "Reasons with names and numbers blanked (N, '…'); the table after it gives each test's own.", "",
+              "| tests | outcome | cause |", "|---:|---|---|"]
+    for n, outcome, c in causes(summary["misses"], planned_only=True):
+        lines.append(f"| {n} | {outcome} | {c.replace('|', chr(92) + '|')} |")
     lines += ["", "## Tests that do not pass", ""]
     misses = sorted(summary["misses"], key=lambda m: (not m[0].planned, m[0].kind, m[0].name))
     if not misses:

@@ -27,7 +27,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import backends  # noqa: E402
 import node_tests  # noqa: E402
-from conformance_doc import BOUND_PREFIX, summarise, write_doc  # noqa: E402
+from conformance_doc import BOUND_PREFIX, causes, summarise, write_doc  # noqa: E402
 
 DATA_VERSION = "1.22.0"
 
@@ -197,8 +197,12 @@ def main(argv=None):
           f"({100 * t['planned_pass'] / max(1, t['planned_total']):.1f} %, {t['planned_pass_bound']} of them with "
           f"a shape input bound at compile time); light {t['light_pass']}/"
           f"{t['light_total']}; {time.perf_counter() - start:.0f} s")
+    if not args.quiet or args.write_doc:
+        print("\nplanned tests that do not pass, by cause:")
+        for n, outcome, c in causes(summary["misses"], planned_only=True):
+            print(f"{n:5d} {outcome:11s} {c}")
     if args.write_doc:
-        write_doc(args.write_doc, summary, args.backend)
+        write_doc(args.write_doc, summary, args.backend, args.min_planned)
         print(f"wrote {args.write_doc}")
     print(json.dumps(summary["json"]))
     if args.min_planned is not None and t["planned_pass"] < args.min_planned * t["planned_total"]:

@@ -46,3 +46,16 @@ def test_bad_input_values_name_the_input():
         anvil.frontend.from_onnx(model, input_values={"nope": np.array([0], np.int64)})
     with pytest.raises(TypeError, match="input_values"):
         anvil.frontend.from_onnx(model, input_values=[1, 2])
+
+
+def test_bound_zero_d_input_keeps_its_rank():
+    """Trilu's k is a 0-d input: bound, it stays 0-d (np.ascontiguousarray would make it [1])."""
+    node = helper.make_node("Trilu", ["x", "k"], ["y"], name="tril", upper=0)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 5]),
+                                            helper.make_tensor_value_info("k", TensorProto.INT64, [])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 5])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    mod = anvil.frontend.from_onnx(model, input_values={"k": np.array(-1, np.int64)})
+    x = np.random.default_rng(7).standard_normal((4, 5)).astype(np.float32)  # seed 7
+    out = anvil.runtime.VirtualMachine(anvil.compile(mod), anvil.cpu())["main"](x).numpy()
+    np.testing.assert_array_equal(out, np.tril(x, -1))

@@ -32,7 +32,8 @@ def _values_option(input_values):
                         f"got {type(input_values).__name__}")
     import numpy as np
 
-    return {name: np.ascontiguousarray(value) for name, value in input_values.items()}
+    # np.require, not np.ascontiguousarray: the latter makes a 0-d array 1-d.
+    return {name: np.require(value, requirements="C") for name, value in input_values.items()}
 
 
 def from_onnx(model, shape=None, *, shape_dict=None, base_dir=None, input_values=None):
