@@ -106,7 +106,7 @@ vm::Executable compile(const graph::IRModule& input, const Target& target, const
   std::vector<tir::PrimFunc> funcs;
   for (const auto& entry : mod.prim_funcs) {
     const tir::PrimFunc& f = entry.second;  // (a structured binding cannot be captured in C++20)
-    tir::PrimFunc lowered = stages.step("tir", static_cast<int>(funcs.size()) + 1,
+    tir::PrimFunc lowered = stages.step("kernels", static_cast<int>(funcs.size()) + 1,
                                         static_cast<int>(mod.prim_funcs.size()), [&] { return run_tir_pipeline(f); });
     funcs.push_back(lowered);
   }

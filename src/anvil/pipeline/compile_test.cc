@@ -60,7 +60,7 @@ TEST_F(CompileTest, RunsInProcessAndReportsEachStage) {
   vm::Executable exe = compile(mod, llvm(), options);
   EXPECT_EQ(stages, (std::vector<std::string>{"fold_constant 1/1", "canonicalize 1/1", "prepack_weights 1/1",
                                      "fold_constant (after canonicalize) 1/1",
-                                     "dead_code_elimination 1/1", "fuse_ops 1/1", "lower_graph 1/1", "tir 1/3", "tir 2/3", "tir 3/3", "codegen 1/1",
+                                     "dead_code_elimination 1/1", "fuse_ops 1/1", "lower_graph 1/1", "kernels 1/3", "kernels 2/3", "kernels 3/3", "codegen 1/1",
                                               "vm_codegen 1/1"}));
   vm::VirtualMachine machine = vm::VirtualMachine::create(exe.as_module());
   for (int64_t batch : {2, 9}) {

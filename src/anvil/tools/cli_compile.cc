@@ -84,8 +84,7 @@ int compile_main(int argc, char** argv) {
     options.opt_level = opt_level;
     options.dump_ir_dir = dump_dir;
     options.progress = [&](const std::string& stage, int done, int total, double seconds) {
-      // The pipeline's "tir" stage runs once per kernel: shown as the kernel count.
-      progress.step(stage == "tir" ? "kernels" : stage, done, total, seconds);
+      progress.step(stage, done, total, seconds);
     };
     auto t1 = Clock::now();
     Module lib = pipeline::compile_to_module(mod, target, options);
