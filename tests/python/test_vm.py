@@ -126,7 +126,7 @@ def test_memory_configs(kernels):
         VirtualMachine(exe, memory_cfg="arena")
     with pytest.raises(TypeError, match="memory_cfg"):
         VirtualMachine(exe, memory_cfg=["naive"])
-    with pytest.raises(TypeError, match="Executable or a runtime.Module"):
+    with pytest.raises(TypeError, match="an Executable, a runtime.Module"):
         VirtualMachine("model.so")
 
 
