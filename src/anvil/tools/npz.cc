@@ -71,7 +71,11 @@ std::vector<int64_t> parse_shape(const std::string& text, const std::string& wha
 }
 
 std::string inflate_raw(std::string_view data, uint64_t size, const std::string& what) {
-  if (size > (uint64_t{1} << 40)) value_error(what, ": entry claims ", size, " bytes");
+  // Deflate expands at most about 1032:1, so a larger claim is corrupt; checking it before the
+  // allocation keeps a hostile header from asking for terabytes.
+  constexpr uint64_t kMaxDeflateRatio = 1032;
+  if (size > static_cast<uint64_t>(data.size()) * kMaxDeflateRatio + 64)
+    value_error(what, ": entry claims ", size, " bytes from ", data.size(), " compressed (more than deflate can expand)");
   std::string out(size, '\0');
   z_stream zs{};
   if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) runtime_error(what, ": zlib init failed");

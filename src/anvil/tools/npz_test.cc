@@ -71,6 +71,32 @@ TEST(Npz, CorruptFilesAreValueErrorsNamingTheProblem) {
   }
 }
 
+TEST(Npz, DeflateEntryClaimingMoreThanDeflateCanExpandIsRefusedBeforeAllocating) {
+  // A zip whose deflate entry claims 4 GiB from 2 compressed bytes (found by fuzz_npz: the
+  // reader allocated the claimed size first).
+  std::string local = std::string("PK\3\4", 4) + std::string("\x14\0\0\0\x08\0", 6) + std::string(8, '\0');
+  const std::string name = "x.npy", payload("\x03\0", 2);  // an empty final deflate block
+  auto le = [](uint64_t v, int n) {
+    std::string s;
+    for (int i = 0; i < n; ++i) s.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+    return s;
+  };
+  std::string file = local + le(payload.size(), 4) + le(0xfffffff0u, 4) + le(name.size(), 2) + le(0, 2) + name + payload;
+  std::string cd = std::string("PK\1\2", 4) + le(20, 2) + le(20, 2) + le(0, 2) + le(8, 2) + le(0, 4) + le(0, 4) +
+       le(payload.size(), 4) + le(0xfffffff0u, 4) + le(name.size(), 2) + le(0, 2) + le(0, 2) + le(0, 2) + le(0, 2) +
+       le(0, 4) + le(0, 4) + name;
+  uint64_t cd_offset = file.size();
+  file += cd + std::string("PK\5\6", 4) + le(0, 2) + le(0, 2) + le(1, 2) + le(1, 2) + le(cd.size(), 4) +
+          le(cd_offset, 4) + le(0, 2);
+  try {
+    parse_npz(file, "big.npz");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kValue);
+    EXPECT_NE(std::string(e.what()).find("more than deflate can expand"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Npy, FortranOrderAndBigEndianAreRefused) {
   std::string npy = format_npy(random_tensor({2, 2}, DataType::float32(), 3));
   std::string fortran = npy;
