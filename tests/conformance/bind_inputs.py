@@ -3,11 +3,16 @@
 # input, while the importer needs it at import ("must be known at import"). The runner then binds
 # that input to the test's value (from_onnx(..., input_values=...)) and compiles again; such a pass
 # is reported apart ("pass with the shape input bound at compile time"), so the totals stay honest.
-# Only integer graph inputs are bound, and only the one the importer's message names.
+# Only the graph input the importer's message names is bound: an integer one, or a small float
+# one where the operator's own words name it (Resize scales/roi, OneHot depth, Range start/limit/
+# delta: values a real model has as constants, and that set the output's shape). When the named
+# value is computed from graph inputs (a window's Range(0, Cast(size), 1), CenterCropPad's pads
+# from Max(Shape(x), shape)), the integer graph inputs it is computed from are bound instead.
 import re
 
 import onnx
 
+_FLOAT = {onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16}
 _INTEGER = {onnx.TensorProto.INT8, onnx.TensorProto.INT16, onnx.TensorProto.INT32, onnx.TensorProto.INT64,
             onnx.TensorProto.UINT8, onnx.TensorProto.UINT16, onnx.TensorProto.UINT32, onnx.TensorProto.UINT64}
 
@@ -20,7 +25,12 @@ _NAMED = {
     ("Range", "limit"): 1,
     ("Range", "delta"): 2,
     ("Resize", "sizes"): 3,
+    ("Resize", "scales"): 2,  # 1 for Resize-10 (inputs X, scales)
+    ("Resize", "roi"): 1,
+    ("Upsample", "scales"): 1,
 }
+# Float inputs are bound only when they are at most this many elements (scales, roi, a scalar).
+_MAX_FLOAT_ELEMENTS = 8
 
 _NODE = re.compile(r"onnx: node (?:(\d+)|'([^']*)') \((?:[\w.]+\.)?(\w+), opset \d+\): (.*)")
 _INPUT = re.compile(r"input (\d+) \([^)]*\) must be known at import(?:: '([^']*)')?")
@@ -35,29 +45,48 @@ def _node(graph, index, name):
 
 
 def _candidates(graph, message):
-    """The value names the importer's message says must be known at import (maybe none)."""
+    """The value names the importer's message says must be known at import (maybe none), and
+    whether the operator's own words named them (then small float inputs may be bound too)."""
     m = _NODE.search(message)
     if not m:
-        return []
+        return [], False
     node = _node(graph, m.group(1), m.group(2))
     if node is None:
-        return []
+        return [], False
     op, rest = m.group(3), m.group(4)
     found = _INPUT.search(rest)
     if found:
         if found.group(2):
-            return [found.group(2)]
+            return [found.group(2)], False
         i = int(found.group(1))
-        return [node.input[i]] if i < len(node.input) else []
+        return ([node.input[i]] if i < len(node.input) else []), False
     words = _WORDS.search(rest)
     if words:
         out = []
         for word in filter(None, words.group(2, 3)):
             i = _NAMED.get((op, word))
+            if (op, word) == ("Resize", "scales") and len(node.input) == 2:
+                i = 1
             if i is not None and i < len(node.input):
                 out.append(node.input[i])
-        return out
-    return []
+        return out, True
+    return [], False
+
+
+def _sources(graph, name):
+    """The graph inputs the value `name` is computed from (through the nodes that produce it)."""
+    producer = {o: n for n in graph.node for o in n.output}
+    seen, todo, out = set(), [name], []
+    while todo:
+        v = todo.pop()
+        if v in seen or not v:
+            continue
+        seen.add(v)
+        if v in producer:
+            todo.extend(producer[v].input)
+        else:
+            out.append(v)
+    return out
 
 
 def import_time_input(model, message, names, bound):
@@ -65,10 +94,33 @@ def import_time_input(model, message, names, bound):
     failure `message` asks for, else None."""
     graph = model.graph
     declared = {i.name: i for i in graph.input}
-    for name in _candidates(graph, message):
+    names_, named = _candidates(graph, message)
+    for name in names_:
         info = declared.get(name)
-        if name in bound or name not in names or info is None:
+        if info is None and name not in {i.name for i in graph.initializer}:
+            # A value computed from graph inputs: bind the integer ones it comes from.
+            for source in _sources(graph, name):
+                if source not in bound and source in names and _elem_type(declared.get(source)) in _INTEGER:
+                    return source
             continue
-        if info.type.HasField("tensor_type") and info.type.tensor_type.elem_type in _INTEGER:
+        if name in bound or name not in names:
+            continue
+        elem = _elem_type(info)
+        if elem in _INTEGER or (named and elem in _FLOAT and _small(info)):
             return name
     return None
+
+
+def _elem_type(info):
+    if info is None or not info.type.HasField("tensor_type"):
+        return None
+    return info.type.tensor_type.elem_type
+
+
+def _small(info):
+    n = 1
+    for d in info.type.tensor_type.shape.dim:
+        if not d.HasField("dim_value"):
+            return False
+        n *= d.dim_value
+    return n <= _MAX_FLOAT_ELEMENTS

@@ -6,7 +6,7 @@ import datetime
 import platform
 import re
 
-# The reason a pass carries when the runner bound integer inputs at compile time (bind_inputs.py).
+# The reason a pass carries when the runner bound inputs at compile time (bind_inputs.py).
 BOUND_PREFIX = "shape input bound at compile time: "
 
 
@@ -95,7 +95,10 @@ def write_doc(path, summary, backend, min_planned=None):
         "bound at compile time*: the test feeds an operator's shape-like argument (axes, pads, a Reshape's",
         "shape, TopK's k, ...) as a graph input, which Anvil's importer needs at import, so the runner binds",
         "that integer input to the test's value (`from_onnx(..., input_values=...)`) and compiles once per",
-        "data set. They are listed under \"Passes with an input bound at compile time\" and counted in",
+        "data set. Small float inputs are bound too where the operator's words name them (Resize's scales",
+        "and roi, OneHot's depth, Range's bounds), and for a value computed from graph inputs (a window's",
+        "Range(0, Cast(size), 1)) the integer inputs it comes from.",
+        "They are listed under \"Passes with an input bound at compile time\" and counted in",
         "`planned_pass`; `planned_pass_bound` in the JSON line says how many.",
         "",
         "## Per operator",

@@ -4,7 +4,7 @@
 // binary calls), BitShift, Mod, PRelu, Where, Gelu (opset 20) and Dropout (inference: the input,
 // and an all-true mask when the mask output is declared). Identity is convert_transform's.
 // Integer values known at import (shape arithmetic) propagate through Add/Sub/Mul/Div/Max/Min/
-// Equal/Where/Cast.
+// Equal/Where/Cast; a small integer constant cast to float folds to a constant.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -12,6 +12,7 @@
 
 #include "anvil/arith/simplify.h"
 #include "anvil/base/error.h"
+#include "anvil/frontend/onnx/convert_transform_util.h"
 #include "anvil/frontend/onnx/converters.h"
 #include "anvil/frontend/onnx/data_types.h"
 #include "anvil/frontend/onnx/proto.h"
@@ -137,6 +138,20 @@ std::vector<Expr> convert_mean(ImportContext& ctx) {
 std::vector<Expr> convert_cast(ImportContext& ctx) {
   DataType to = anvil_dtype_or_throw(static_cast<int32_t>(ctx.attr_int("to")), "Cast's 'to'");
   if (auto v = ctx.known_values(0); v && (to.is_int() || to.is_uint())) ctx.set_known_values(0, *v);
+  // A small integer constant cast to float folds at import, so that an op that needs the value at
+  // import sees it (the window functions' expansion: Range(0, Cast(size), 1)).
+  if (to == DataType::float32() || to == DataType::float64()) {
+    std::optional<Tensor> c = ctx.constant_input(0);
+    if (c && c->numel() <= kMaxKnown && (c->dtype().is_int() || c->dtype().is_uint())) {
+      std::vector<int64_t> ints = tensor_ints(*c);
+      Tensor out = Tensor::empty(std::span<const int64_t>(c->shape()), to);
+      for (size_t i = 0; i < ints.size(); ++i) {
+        if (to == DataType::float32()) static_cast<float*>(out.data())[i] = static_cast<float>(ints[i]);
+        else static_cast<double*>(out.data())[i] = static_cast<double>(ints[i]);
+      }
+      return {ctx.constant(out)};
+    }
+  }
   Expr x = ctx.input(0);
   if (dtype_of(x) == to) return {x};
   return {ctx.emit("cast", {x}, {{"dtype", to}})};

@@ -194,6 +194,20 @@ TEST(OnnxConvertElementwise, KnownValuesPropagateThroughIntegerArithmetic) {
   EXPECT_EQ(g_known, (std::vector<int64_t>{2, 3, 4}));
 }
 
+TEST(OnnxConvertElementwise, CastOfASmallIntegerConstantToFloatFolds) {
+  // The window functions' expansion: Range(0, Cast(size, float), 1) needs its limit at import.
+  Model m(17);
+  m.init_i64("size", {5});
+  m.init_f32_scalar("zero", 0.0f);
+  m.init_f32_scalar("one", 1.0f);
+  attr_int(m.node("Cast", {"size"}, {"n"}), "to", TensorProto::FLOAT);
+  m.node("Range", {"zero", "n", "one"}, {"r"});
+  m.output("r");
+  graph::IRModule mod = m.import();
+  EXPECT_EQ(calls_of(mod), (Calls{"arange{delta=1.0, dtype=float32, limit=5.0, start=0.0}"}));
+  EXPECT_EQ(result_type(mod), "Tensor[(5,), float32]");
+}
+
 TEST(OnnxConvertReduce, AxesAsAttributeOrInputAndComposedReductions) {
   Model old(11);
   old.input("x", TensorProto::FLOAT, {"N", "3", "5"});
