@@ -3,10 +3,13 @@
 // binary arithmetic/comparison/logical/bitwise ops, the variadic Sum/Mean/Max/Min (chains of
 // binary calls), BitShift, Mod, PRelu, Where, Gelu (opset 20) and Dropout (inference: the input,
 // and an all-true mask when the mask output is declared). Identity is convert_transform's.
-// Integer values known at import (shape arithmetic) propagate through Add/Sub/Mul/Div/Max/Min/
-// Equal/Where/Cast; a small integer constant cast to float folds to a constant.
+// Integer values known at import (shape arithmetic) propagate through Add/Sub/Mul/Div/Mod/Max/
+// Min/Neg/Abs, the comparisons, And/Or/Xor/Not, Where and Cast (to integers and bool); a small
+// integer constant cast to float folds to a constant.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <map>
 
@@ -45,6 +48,27 @@ std::optional<Values> known_binary(ImportContext& ctx, const std::function<PrimE
   return out;
 }
 
+// A comparison or logical op's result as 0/1 when it simplifies to a constant (n == n of a
+// symbolic dim does), else undefined.
+PrimExpr known_bool(const PrimExpr& e) {
+  std::optional<int64_t> c = ir::as_const_int(arith::simplify(e));
+  return c ? ir::int_imm(*c != 0 ? 1 : 0) : PrimExpr();
+}
+
+// The constant of both operands as a pair, for the ops that only fold constants.
+std::optional<std::pair<int64_t, int64_t>> both_const(const PrimExpr& a, const PrimExpr& b) {
+  auto ca = ir::as_const_int(a), cb = ir::as_const_int(b);
+  if (!ca || !cb) return std::nullopt;
+  return std::make_pair(*ca, *cb);
+}
+
+PrimExpr known_logical(const PrimExpr& a, const PrimExpr& b, int op) {  // 0 and, 1 or, 2 xor
+  auto c = both_const(a, b);
+  if (!c) return PrimExpr();
+  bool x = c->first != 0, y = c->second != 0;
+  return ir::int_imm(op == 0 ? (x && y) : op == 1 ? (x || y) : (x != y));
+}
+
 void propagate(ImportContext& ctx, const std::string& op_type) {
   static const std::map<std::string, std::function<PrimExpr(PrimExpr, PrimExpr)>> fns = {
       {"Add", [](PrimExpr a, PrimExpr b) { return a + b; }},
@@ -52,12 +76,14 @@ void propagate(ImportContext& ctx, const std::string& op_type) {
       {"Mul", [](PrimExpr a, PrimExpr b) { return a * b; }},
       {"Max", [](PrimExpr a, PrimExpr b) { return ir::max(a, b); }},
       {"Min", [](PrimExpr a, PrimExpr b) { return ir::min(a, b); }},
-      {"Equal",
-       [](PrimExpr a, PrimExpr b) {
-         auto ca = ir::as_const_int(a), cb = ir::as_const_int(b);
-         if (ca && cb) return ir::int_imm(*ca == *cb ? 1 : 0);
-         return PrimExpr();
-       }},
+      {"Equal", [](PrimExpr a, PrimExpr b) { return known_bool(ir::eq(a, b)); }},
+      {"Less", [](PrimExpr a, PrimExpr b) { return known_bool(ir::lt(a, b)); }},
+      {"LessOrEqual", [](PrimExpr a, PrimExpr b) { return known_bool(ir::le(a, b)); }},
+      {"Greater", [](PrimExpr a, PrimExpr b) { return known_bool(ir::gt(a, b)); }},
+      {"GreaterOrEqual", [](PrimExpr a, PrimExpr b) { return known_bool(ir::ge(a, b)); }},
+      {"And", [](PrimExpr a, PrimExpr b) { return known_logical(a, b, 0); }},
+      {"Or", [](PrimExpr a, PrimExpr b) { return known_logical(a, b, 1); }},
+      {"Xor", [](PrimExpr a, PrimExpr b) { return known_logical(a, b, 2); }},
       {"Div",
        [](PrimExpr a, PrimExpr b) {
          auto ca = ir::as_const_int(a), cb = ir::as_const_int(b);
@@ -69,6 +95,21 @@ void propagate(ImportContext& ctx, const std::string& op_type) {
   auto it = fns.find(op_type);
   if (it == fns.end() || ctx.num_inputs() != 2) return;
   if (std::optional<Values> v = known_binary(ctx, it->second)) ctx.set_known_values(0, std::move(*v));
+}
+
+// Neg/Abs/Not of known values (LayerNormalization's function body: ConstantOfShape(Neg(axis))).
+void propagate_unary(ImportContext& ctx, const std::string& op_type) {
+  std::optional<Values> a = ctx.known_values(0);
+  if (!a) return;
+  Values out;
+  for (const PrimExpr& x : *a) {
+    std::optional<int64_t> c = ir::as_const_int(x);
+    if (op_type == "Neg") out.push_back(arith::simplify(-x));
+    else if (op_type == "Abs" && c) out.push_back(ir::int_imm(*c < 0 ? -*c : *c, x.dtype()));
+    else if (op_type == "Not" && c) out.push_back(ir::int_imm(*c == 0 ? 1 : 0));
+    else return;
+  }
+  ctx.set_known_values(0, std::move(out));
 }
 
 // --- helpers ---------------------------------------------------------------------------------
@@ -113,6 +154,7 @@ Converter unary(std::string op, std::vector<std::pair<std::string, double>> floa
   return [op, float_attrs](ImportContext& ctx) -> std::vector<Expr> {
     Attrs attrs;
     for (const auto& [name, fallback] : float_attrs) attrs[name] = ctx.attr_float(name, fallback);
+    propagate_unary(ctx, ctx.node().op_type());
     return {ctx.emit(op, {ctx.input(0)}, attrs)};
   };
 }
@@ -137,7 +179,17 @@ std::vector<Expr> convert_mean(ImportContext& ctx) {
 
 std::vector<Expr> convert_cast(ImportContext& ctx) {
   DataType to = anvil_dtype_or_throw(static_cast<int32_t>(ctx.attr_int("to")), "Cast's 'to'");
-  if (auto v = ctx.known_values(0); v && (to.is_int() || to.is_uint())) ctx.set_known_values(0, *v);
+  if (auto v = ctx.known_values(0); v && (to.is_int() || to.is_uint())) {
+    ctx.set_known_values(0, *v);
+  } else if (v && to == DataType::boolean()) {  // 0/1 of constants (a Where's condition)
+    Values out;
+    for (const PrimExpr& x : *v) {
+      PrimExpr b = known_bool(ir::ne(x, ir::int_imm(0, x.dtype())));
+      if (!b.defined()) break;
+      out.push_back(b);
+    }
+    if (out.size() == v->size()) ctx.set_known_values(0, std::move(out));
+  }
   // A small integer constant cast to float folds at import, so that an op that needs the value at
   // import sees it (the window functions' expansion: Range(0, Cast(size), 1)).
   if (to == DataType::float32() || to == DataType::float64()) {
@@ -203,13 +255,17 @@ std::vector<Expr> convert_pow(ImportContext& ctx) {
 
 std::vector<Expr> convert_where(ImportContext& ctx) {
   std::optional<Values> c = ctx.known_values(0), a = ctx.known_values(1), b = ctx.known_values(2);
-  if (c && a && b && a->size() == c->size() && b->size() == c->size()) {
+  // Equal counts, or single values broadcast against the others.
+  size_t n = c && a && b ? std::max({c->size(), a->size(), b->size()}) : 0;
+  auto fits = [n](const std::optional<Values>& v) { return v->size() == n || v->size() == 1; };
+  if (n > 0 && fits(c) && fits(a) && fits(b)) {
+    auto at = [](const Values& v, size_t i) { return v[v.size() == 1 ? 0 : i]; };
     Values out;
     bool ok = true;
-    for (size_t i = 0; i < c->size() && ok; ++i) {
-      auto ci = ir::as_const_int((*c)[i]);
+    for (size_t i = 0; i < n && ok; ++i) {
+      auto ci = ir::as_const_int(at(*c, i));
       ok = ci.has_value();
-      if (ok) out.push_back(*ci ? (*a)[i] : (*b)[i]);
+      if (ok) out.push_back(*ci ? at(*a, i) : at(*b, i));
     }
     if (ok) ctx.set_known_values(0, std::move(out));
   }
@@ -226,6 +282,19 @@ std::vector<Expr> convert_mod(ImportContext& ctx) {
   int64_t fmod = ctx.attr_int("fmod", 0);
   Expr a = ctx.input(0);
   if (dtype_of(a).is_float() && fmod == 0) ctx.bad_model("Mod of float tensors requires fmod=1");
+  // Known integers: fmod=0 takes the divisor's sign (floor mod), fmod=1 the dividend's (C %).
+  // A symbolic dim mod a positive constant is floormod either way (dims are >= 0).
+  std::optional<Values> v = known_binary(ctx, [fmod](PrimExpr x, PrimExpr y) {
+    auto cy = ir::as_const_int(y);
+    if (!cy || *cy == 0) return PrimExpr();
+    if (auto cx = ir::as_const_int(x)) {
+      int64_t r = *cx % *cy;
+      if (fmod == 0 && r != 0 && ((r < 0) != (*cy < 0))) r += *cy;
+      return ir::int_imm(r, x.dtype());
+    }
+    return *cy > 0 ? ir::floormod(x, y) : PrimExpr();
+  });
+  if (v) ctx.set_known_values(0, std::move(*v));
   return {ctx.emit("mod", {a, ctx.input(1)}, {{"fmod", fmod}})};
 }
 

@@ -194,6 +194,65 @@ TEST(OnnxConvertElementwise, KnownValuesPropagateThroughIntegerArithmetic) {
   EXPECT_EQ(g_known, (std::vector<int64_t>{2, 3, 4}));
 }
 
+TEST(OnnxConvertElementwise, KnownValuesPropagateThroughModLogicalAndNeg) {
+  // Attention's function body: InterleaveDim = Where(Not(Equal(qh, kvh)) And Equal(qh % kvh, 0),
+  // Cast(qh / kvh), [1]); LayerNormalization's: ConstantOfShape(Neg(axis)).
+  Model m;
+  m.init_i64("qh", {6});
+  m.init_i64("kvh", {4, 2, 6});
+  m.init_i64("zero", {0});
+  m.init_i64("one", {1});
+  m.init_i64("neg", {-7, 7, -3});
+  m.node("Equal", {"qh", "kvh"}, {"same"});
+  m.node("Not", {"same"}, {"gqa1"});
+  m.node("Mod", {"qh", "kvh"}, {"rem"});
+  m.node("Equal", {"rem", "zero"}, {"gqa2"});
+  m.node("And", {"gqa1", "gqa2"}, {"gqa"});
+  m.node("Div", {"qh", "kvh"}, {"q"});
+  m.node("Where", {"gqa", "q", "one"}, {"w"});  // (1, 3, 1)
+  m.node("Neg", {"neg"}, {"n"});                // (7, -7, 3)
+  attr_int(m.node("Mod", {"n", "kvh"}, {"r0"}), "fmod", 0);   // the divisor's sign: (3, 1, 3)
+  attr_int(m.node("Mod", {"neg", "kvh"}, {"r1"}), "fmod", 1);  // the dividend's: (-3, 1, -3)
+  m.node("Abs", {"r1"}, {"a"});                                 // (3, 1, 3)
+  m.node("Or", {"gqa1", "gqa2"}, {"or"});                       // (1, 1, 1)
+  attr_int(m.node("Cast", {"neg"}, {"nb"}), "to", TensorProto::BOOL);
+  m.node("Xor", {"nb", "same"}, {"xor"});                       // (1, 1, 0)
+  m.node("Concat", {"w", "n", "r0", "a", "or", "xor"}, {"all"});
+  attr_int(m.g->mutable_node(m.g->node_size() - 1), "axis", 0);
+  m.node("TestKnown", {"all"}, {"out"});
+  m.output("out");
+  m.import();
+  EXPECT_EQ(g_known, (std::vector<int64_t>{1, 3, 1, 7, -7, 3, 3, 1, 3, 3, 1, 3, 1, 1, 1, 1, 1, 0}));
+}
+
+TEST(OnnxConvertElementwise, SymbolicKnownValuesDecideComparisonsAndShapeAnExpand) {
+  // Expand(y, Concat(Where(Equal(2n % 2, 0), n, 1), [4])) of x: [N, 4]: the condition is true for
+  // every N, so the shape is (N, 4) and Expand a broadcast_to to it.
+  Model m;
+  m.input("x", TensorProto::FLOAT, {"N", "4"});
+  m.input("y", TensorProto::FLOAT, {"1", "4"});
+  m.init_i64("two", {2});
+  m.init_i64("zero", {0});
+  m.init_i64("one", {1});
+  m.init_i64("four", {4});
+  auto* shape = m.node("Shape", {"x"}, {"n"});
+  attr_int(shape, "end", 1);
+  m.node("Mul", {"n", "two"}, {"n2"});
+  m.node("Mod", {"n2", "two"}, {"r"});
+  m.node("Equal", {"r", "zero"}, {"even"});
+  m.node("GreaterOrEqual", {"n", "zero"}, {"nonneg"});
+  m.node("And", {"even", "nonneg"}, {"cond"});
+  m.node("Where", {"cond", "n", "one"}, {"d0"});
+  attr_int(m.node("Concat", {"d0", "four"}, {"s"}), "axis", 0);
+  m.node("Expand", {"y", "s"}, {"z"});
+  m.output("z");
+  graph::IRModule mod = m.import();
+  std::vector<std::string> calls = calls_of(mod);
+  ASSERT_FALSE(calls.empty());
+  EXPECT_EQ(calls.back(), "broadcast_to");
+  EXPECT_EQ(result_type(mod), "Tensor[(N, 4), float32]");
+}
+
 TEST(OnnxConvertElementwise, CastOfASmallIntegerConstantToFloatFolds) {
   // The window functions' expansion: Range(0, Cast(size, float), 1) needs its limit at import.
   Model m(17);
