@@ -187,9 +187,10 @@ std::vector<Tensor> pad(const CallNode& call, const std::vector<Tensor>& in) {
   const Tensor& x = in[0];
   std::vector<int64_t> pads = get_ints(call.attrs(), "pads");
   std::string mode = get_string(call.attrs(), "mode", "constant");
-  PrimExpr fill = ir::make_const(x.dtype(), get_float(call.attrs(), "pad_value", 0.0));
   int n = x.ndim();
   return one(te::compute(out_shape(call), [&](const std::vector<Var>& i) {
+    PrimExpr fill = in.size() > 1 ? in[1](std::vector<PrimExpr>(in[1].ndim(), ir::int_imm(0)))  // a run-time fill
+                                  : ir::make_const(x.dtype(), get_float(call.attrs(), "pad_value", 0.0));
     std::vector<PrimExpr> idx;
     PrimExpr inside;
     for (int k = 0; k < n; ++k) {

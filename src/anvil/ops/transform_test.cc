@@ -127,6 +127,16 @@ TEST_F(TransformKernels, TileAndPadModes) {
   }
 }
 
+TEST_F(TransformKernels, PadWithARunTimeValue) {
+  // ONNX Pad's constant_value as a graph input: a 0-d argument read by the kernel.
+  Tensor x = random_f32({3, 5}, rng), v = random_f32({}, rng);
+  auto p = b.call("pad", {param("x", {3, 5}), param("v", {})}, {{"pads", AttrValue::ints({0, -1, 2, 1})}, {"mode", "constant"}});
+  expect_elements(run(p, {x, v}, {{5, 5}})[0], [&](const Idx& i) {
+    int64_t c = i[1] + 1;
+    return i[0] >= 3 || c >= 5 ? at(v, {}) : at(x, {i[0], c});
+  });
+}
+
 TEST_F(TransformKernels, FullArangeCopy) {
   auto f = b.call("full", {graph::ShapeExpr::make({n, 3})}, {{"value", 2.5}, {"dtype", kF32}});
   expect_elements(run(f, {}, {{37, 3}}, {{"n", 37}})[0], [](const Idx&) { return 2.5; });

@@ -114,15 +114,19 @@ std::vector<Expr> convert_pad(ImportContext& ctx) {
   if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap") ctx.unsupported(str_cat("Pad mode '", mode, "'"));
   std::vector<int64_t> pads;
   double value = 0;
+  Expr fill;
   if (ctx.opset() < 11) {
     pads = ctx.attr_ints(ctx.has_attr("pads") ? "pads" : "paddings");
     value = ctx.attr_float("value", 0.0);
   } else {
     pads = ctx.const_ints(1, "pads");
     if (ctx.has_input(2)) {
-      std::optional<Tensor> v = ctx.constant_input(2);
-      if (!v) ctx.unsupported("Pad with a constant_value not known at import");
-      if (v->numel() > 0) value = tensor_element(*v, 0);
+      // A constant value becomes the attribute; any other is the kernel's run-time argument.
+      if (std::optional<Tensor> v = ctx.constant_input(2)) {
+        if (v->numel() > 0) value = tensor_element(*v, 0);
+      } else {
+        fill = ctx.input(2);
+      }
     }
     if (ctx.has_input(3)) {
       std::vector<int64_t> axes = ctx.const_ints(3, "axes");
@@ -136,7 +140,9 @@ std::vector<Expr> convert_pad(ImportContext& ctx) {
       pads = full;
     }
   }
-  return {ctx.emit("pad", {x}, {{"pads", AttrValue::ints(pads)}, {"mode", mode}, {"pad_value", value}})};
+  std::vector<Expr> args{x};
+  if (fill.defined() && mode == "constant") args.push_back(fill);
+  return {ctx.emit("pad", args, {{"pads", AttrValue::ints(pads)}, {"mode", mode}, {"pad_value", value}})};
 }
 
 }  // namespace

@@ -8,7 +8,8 @@
 //   strided_slice(data[, ends: ShapeExpr]; begin, end, strides, axes, end_from_shape)  (ONNX Slice
 //                                              semantics; symbolic ends from the ShapeExpr, see transform.h)
 //   take(data, indices; axis)                  (Gather: negative indices wrap)
-//   tile(data; reps)   pad(data; pads (begins then ends), mode constant|reflect|edge|wrap, pad_value)   copy(data)
+//   tile(data; reps)   pad(data[, value]; pads (begins then ends), mode constant|reflect|edge|wrap, pad_value;
+//                          a value argument, one element, is the fill at run time)   copy(data)
 //   full(shape: ShapeExpr; value, dtype)       arange(; start, limit, delta, dtype)
 //   gather_elements(data, indices; axis)  trilu(data; k, upper)  one_hot(indices, values; depth, axis)
 //   depth_to_space(data; blocksize, mode)  space_to_depth(data; blocksize)
@@ -196,6 +197,14 @@ Type pad_type(const CallNode& call) {
     if (mode != "constant" && (pads[i] < 0 || pads[i + n] < 0)) value_error("negative pads need mode 'constant'");
     out.push_back(d);
   }
+  if (call.args().size() > 1) {
+    // The fill as a run-time value (ONNX Pad's constant_value input): one element of data's dtype.
+    if (mode != "constant") value_error("a pad value argument needs mode 'constant', got '", mode, "'");
+    const Type& v = tensor_arg(call, 1);
+    if (v.dtype() != t.dtype()) value_error("pad value has dtype ", v.dtype(), ", expected data's ", t.dtype());
+    for (const PrimExpr& d : v.shape())
+      if (as_const_int(d) != std::optional<int64_t>(1)) value_error("pad value has shape ", dims_str(v.shape()), ", expected one element");
+  }
   return Type::tensor(out, t.dtype());
 }
 
@@ -292,7 +301,7 @@ void register_transform_ops() {
       "strided_slice(data[, ends]; begin, end, strides, axes, end_from_shape): ONNX Slice");
   reg("take", 2, 2, kInj, take_type, "take(data, indices; axis): ONNX Gather (negative indices wrap)");
   reg("tile", 1, 1, kInj, tile_type, "tile(data; reps)");
-  reg("pad", 1, 1, kInj, pad_type, "pad(data; pads, mode constant|reflect|edge, pad_value)");
+  reg("pad", 1, 2, kInj, pad_type, "pad(data[, value: one element]; pads, mode constant|reflect|edge|wrap, pad_value)");
   reg("copy", 1, 1, OpPattern::kElemwise, copy_type, "copy(data)");
   reg("full", 1, 1, kInj, full_type, "full(shape; value, dtype): ONNX ConstantOfShape");
   reg("arange", 0, 1, kInj, arange_type, "arange([length]; start, limit, delta, dtype): ONNX Range");

@@ -80,6 +80,13 @@ TEST_F(TransformTypes, TakeTilePad) {
   EXPECT_EQ(type_of("pad", {x({n, 3})}, {{"pads", AttrValue::ints({1, 0, 2, 3})}}), "Tensor[(n + 3, 6), float32]");
   EXPECT_EQ(error_of("pad", {x({2, 3})}, {{"pads", AttrValue::ints({1, 0})}}), ErrorKind::kValue);
   EXPECT_EQ(error_of("pad", {x({2, 3})}, {{"pads", AttrValue::ints({0, 0, 0, 0})}, {"mode", "symmetric"}}), ErrorKind::kValue);
+  // A run-time fill: one element of the data's dtype, mode constant only.
+  Attrs p{{"pads", AttrValue::ints({1, 0, 0, 0})}};
+  EXPECT_EQ(type_of("pad", {x({2, 3}), x({})}, p), "Tensor[(3, 3), float32]");
+  EXPECT_EQ(type_of("pad", {x({2, 3}), x({1})}, p), "Tensor[(3, 3), float32]");
+  EXPECT_EQ(error_of("pad", {x({2, 3}), x({2})}, p), ErrorKind::kValue);
+  EXPECT_EQ(error_of("pad", {x({2, 3}), x({}, DataType::int64())}, p), ErrorKind::kValue);
+  EXPECT_EQ(error_of("pad", {x({2, 3}), x({})}, {{"pads", AttrValue::ints({1, 0, 0, 0})}, {"mode", "edge"}}), ErrorKind::kValue);
 }
 
 TEST_F(TransformTypes, FullArangeAndShapes) {
