@@ -20,6 +20,7 @@
 #include "anvil/codegen/llvm/llvm_module.h"
 #include "anvil/ir/expr_ops.h"
 #include "anvil/ir/float16.h"
+#include "anvil/ir/intrinsic_references.h"
 #include "anvil/pipeline/export_library.h"
 #include "anvil/runtime/register.h"
 #include "anvil/runtime/tensor.h"
@@ -32,6 +33,9 @@ namespace {
 namespace fs = std::filesystem;
 using ir::buffer_load;
 using ir::CallOp;
+using ir::reference::FloatCase;
+using ir::reference::int_ref;
+using ir::reference::kFloatCases;
 using ir::decl_buffer;
 using ir::PrimExpr;
 using ir::Var;
@@ -103,29 +107,6 @@ int64_t int_element(const Tensor& x, int64_t k) {
   if (t == DataType::int64()) return static_cast<const int64_t*>(x.data())[k];
   return static_cast<const uint8_t*>(x.data())[k];  // uint8, bool
 }
-
-struct FloatCase {
-  CallOp op;
-  double (*ref)(double);
-  double lo, hi;
-};
-
-const FloatCase kFloatCases[] = {
-    {CallOp::k_sin, [](double x) { return std::sin(x); }, -20, 20},
-    {CallOp::k_cos, [](double x) { return std::cos(x); }, -20, 20},
-    {CallOp::k_tan, [](double x) { return std::tan(x); }, -1.5, 1.5},
-    {CallOp::k_asin, [](double x) { return std::asin(x); }, -1, 1},
-    {CallOp::k_acos, [](double x) { return std::acos(x); }, -1, 1},
-    {CallOp::k_atan, [](double x) { return std::atan(x); }, -50, 50},
-    {CallOp::k_sinh, [](double x) { return std::sinh(x); }, -10, 10},
-    {CallOp::k_cosh, [](double x) { return std::cosh(x); }, -10, 10},
-    {CallOp::k_asinh, [](double x) { return std::asinh(x); }, -50, 50},
-    {CallOp::k_acosh, [](double x) { return std::acosh(x); }, 1, 50},
-    {CallOp::k_atanh, [](double x) { return std::atanh(x); }, -0.999, 0.999},
-    {CallOp::k_log2, [](double x) { return std::log2(x); }, 1e-3, 1e3},
-    {CallOp::k_log10, [](double x) { return std::log10(x); }, 1e-3, 1e3},
-    {CallOp::k_trunc, [](double x) { return std::trunc(x); }, -100, 100},
-};
 
 class Intrinsics : public ::testing::TestWithParam<std::string> {
  protected:
@@ -241,33 +222,9 @@ TEST_P(Intrinsics, ClassificationOfSpecialValues) {
   }
 }
 
-// Independent of eval.cc: the semantics intrinsics.def states, on int64-held values.
-int64_t int_ref(CallOp op, int64_t a, int64_t b, DataType t) {
-  int bits = t.bits();
-  auto wrap = [&](uint64_t v) -> int64_t {
-    if (bits == 64) return static_cast<int64_t>(v);
-    v &= (uint64_t{1} << bits) - 1;
-    if (t.is_int() && (v >> (bits - 1))) v |= ~((uint64_t{1} << bits) - 1);
-    return static_cast<int64_t>(v);
-  };
-  bool wide = static_cast<uint64_t>(b) >= static_cast<uint64_t>(bits);
-  switch (op) {
-    case CallOp::k_bitwise_and: return wrap(static_cast<uint64_t>(a & b));
-    case CallOp::k_bitwise_or: return wrap(static_cast<uint64_t>(a | b));
-    case CallOp::k_bitwise_xor: return wrap(static_cast<uint64_t>(a ^ b));
-    case CallOp::k_bitwise_not: return wrap(~static_cast<uint64_t>(a));
-    case CallOp::k_shift_left: return wide ? 0 : wrap(static_cast<uint64_t>(a) << b);
-    case CallOp::k_shift_right:
-      if (t.is_int()) return wide ? (a < 0 ? -1 : 0) : a >> b;
-      return wide ? 0 : static_cast<int64_t>(static_cast<uint64_t>(a) >> b);
-    default: return 0;
-  }
-}
-
 TEST_P(Intrinsics, BitwiseOpsAndShifts) {
   std::mt19937_64 rng(kSeed + 1);
-  const CallOp ops[] = {CallOp::k_bitwise_and, CallOp::k_bitwise_or,  CallOp::k_bitwise_xor,
-                        CallOp::k_bitwise_not, CallOp::k_shift_left, CallOp::k_shift_right};
+  const auto& ops = ir::reference::kBitwiseOps;
   for (DataType t : {DataType::int32(), DataType::uint8(), DataType::int64()}) {
     std::vector<PrimFunc> fs;
     for (CallOp op : ops) fs.push_back(intrinsic_kernel(op, t));
@@ -281,8 +238,7 @@ TEST_P(Intrinsics, BitwiseOpsAndShifts) {
         int64_t a = static_cast<int64_t>(rng()), b = static_cast<int64_t>(rng());
         if (i % 4 == 0) a = static_cast<int64_t>(rng() % 7) - 3;  // small, some negative
         if (shift) {  // in range, at and past the width, negative
-          const int64_t amounts[] = {0, 1, bits - 1, bits, bits + 3, -1, static_cast<int64_t>(rng() % bits)};
-          b = amounts[i % 7];
+          b = ir::reference::shift_amount(bits, static_cast<uint64_t>(i), rng());
         }
         as.push_back(int_ref(CallOp::k_bitwise_and, a, -1, t));  // wrapped to t
         bs.push_back(int_ref(CallOp::k_bitwise_and, b, -1, t));

@@ -15,10 +15,15 @@
 #include "anvil/ir/eval.h"
 #include "anvil/ir/expr_ops.h"
 #include "anvil/ir/float16.h"
+#include "anvil/ir/intrinsic_references.h"
 #include "anvil/ir/printer.h"
 
 namespace anvil::ir {
 namespace {
+
+using reference::int_ref;
+using reference::kFloatCases;
+using reference::FloatCase;
 
 constexpr uint32_t kSeed = 20261202;
 
@@ -32,29 +37,6 @@ std::string error_of(const std::function<void()>& fn, ErrorKind* kind) {
   ADD_FAILURE() << "no error thrown";
   return "";
 }
-
-struct FloatCase {
-  CallOp op;
-  double (*ref)(double);
-  double lo, hi;  // the input range (inside the domain)
-};
-
-const FloatCase kFloatCases[] = {
-    {CallOp::k_sin, [](double x) { return std::sin(x); }, -20, 20},
-    {CallOp::k_cos, [](double x) { return std::cos(x); }, -20, 20},
-    {CallOp::k_tan, [](double x) { return std::tan(x); }, -1.5, 1.5},
-    {CallOp::k_asin, [](double x) { return std::asin(x); }, -1, 1},
-    {CallOp::k_acos, [](double x) { return std::acos(x); }, -1, 1},
-    {CallOp::k_atan, [](double x) { return std::atan(x); }, -50, 50},
-    {CallOp::k_sinh, [](double x) { return std::sinh(x); }, -10, 10},
-    {CallOp::k_cosh, [](double x) { return std::cosh(x); }, -10, 10},
-    {CallOp::k_asinh, [](double x) { return std::asinh(x); }, -50, 50},
-    {CallOp::k_acosh, [](double x) { return std::acosh(x); }, 1, 50},
-    {CallOp::k_atanh, [](double x) { return std::atanh(x); }, -0.999, 0.999},
-    {CallOp::k_log2, [](double x) { return std::log2(x); }, 1e-3, 1e3},
-    {CallOp::k_log10, [](double x) { return std::log10(x); }, 1e-3, 1e3},
-    {CallOp::k_trunc, [](double x) { return std::trunc(x); }, -100, 100},
-};
 
 TEST(Intrinsics, NamesRoundTripAndPrint) {
   for (const char* name : {"sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
@@ -165,39 +147,13 @@ TEST(Intrinsics, ClassificationOfSpecialValues) {
   for (int l = 0; l < 4; ++l) EXPECT_EQ(out.as_int(l), static_cast<int64_t>(l == 1 || l == 3)) << l;
 }
 
-// The reference for integer ops of dtype t on values held as eval holds them (int sign-, uint
-// zero-extended): written out here, independently of eval.cc.
-int64_t int_ref(CallOp op, int64_t a, int64_t b, DataType t) {
-  int bits = t.bits();
-  auto wrap = [&](uint64_t v) -> int64_t {
-    if (bits == 64) return static_cast<int64_t>(v);
-    v &= (uint64_t{1} << bits) - 1;
-    if (t.is_int() && (v >> (bits - 1))) v |= ~((uint64_t{1} << bits) - 1);
-    return static_cast<int64_t>(v);
-  };
-  bool wide = static_cast<uint64_t>(b) >= static_cast<uint64_t>(bits);
-  switch (op) {
-    case CallOp::k_bitwise_and: return wrap(static_cast<uint64_t>(a) & static_cast<uint64_t>(b));
-    case CallOp::k_bitwise_or: return wrap(static_cast<uint64_t>(a) | static_cast<uint64_t>(b));
-    case CallOp::k_bitwise_xor: return wrap(static_cast<uint64_t>(a) ^ static_cast<uint64_t>(b));
-    case CallOp::k_bitwise_not: return wrap(~static_cast<uint64_t>(a));
-    case CallOp::k_shift_left: return wide ? 0 : wrap(static_cast<uint64_t>(a) << b);
-    case CallOp::k_shift_right:
-      if (t.is_int()) return wide ? (a < 0 ? -1 : 0) : a >> b;
-      return wide ? 0 : static_cast<int64_t>(static_cast<uint64_t>(a) >> b);
-    default: return 0;
-  }
-}
-
 TEST(Intrinsics, BitwiseOpsAndShiftsOnEveryIntegerWidth) {
   std::mt19937_64 rng(kSeed + 1);
-  const CallOp ops[] = {CallOp::k_bitwise_and, CallOp::k_bitwise_or,  CallOp::k_bitwise_xor,
-                        CallOp::k_bitwise_not, CallOp::k_shift_left, CallOp::k_shift_right};
   for (int bits : {8, 16, 32, 64}) {
     for (DataType::Code code : {DataType::kInt, DataType::kUInt}) {
       DataType t(code, static_cast<uint8_t>(bits), 1);
       Var a("a", t), b("b", t);
-      for (CallOp op : ops) {
+      for (CallOp op : reference::kBitwiseOps) {
         PrimExpr e = call_op_arity(op) == 1 ? call(op, {a}) : call(op, {a, b});
         for (int k = 0; k < 300; ++k) {
           int64_t x = wrap_int(static_cast<int64_t>(rng()), t);
@@ -205,8 +161,7 @@ TEST(Intrinsics, BitwiseOpsAndShiftsOnEveryIntegerWidth) {
           // Shift amounts: in range, at and past the width, negative (huge as unsigned).
           int64_t y = wrap_int(static_cast<int64_t>(rng()), t);
           if (op == CallOp::k_shift_left || op == CallOp::k_shift_right) {
-            const int64_t amounts[] = {0, 1, bits - 1, bits, bits + 3, -1, static_cast<int64_t>(rng() % bits)};
-            y = wrap_int(amounts[k % 7], t);
+            y = wrap_int(reference::shift_amount(bits, static_cast<uint64_t>(k), rng()), t);
           }
           int64_t want = int_ref(op, x, y, t);
           ASSERT_EQ(eval_int(e, {{a, x}, {b, y}}), want)
