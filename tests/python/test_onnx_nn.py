@@ -3,7 +3,8 @@
 # or a batched B, BatchNormalization, pools with ceil_mode / count_include_pad / SAME_LOWER,
 # global pools, Softmax in opset 11 and 13, LogSoftmax, Layer/Instance/Group normalisation, LRN)
 # imported by anvil.frontend.from_onnx, compiled for llvm, run on the VM and compared with ONNX
-# Runtime on random inputs (seed SEED) within rtol 1e-4 / atol 1e-4.
+# Runtime on random inputs (seed SEED) within rtol 1e-4 / atol 1e-4; LayerNormalization's Mean and
+# InvStdDev outputs (float32 and float16 inputs, stash_type float32) against numpy in float64.
 import numpy as np
 import pytest
 
@@ -118,3 +119,36 @@ def test_nn_model_matches_onnxruntime(name):
     got = got.numpy() if hasattr(got, "numpy") else np.asarray(got)
     assert got.shape == want.shape, f"{name} (seed {SEED}): shape {got.shape}, ONNX Runtime {want.shape}"
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=f"{name} (seed {SEED})")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_layer_norm_mean_and_inv_std_dev_outputs(dtype):
+    # Y, Mean and InvStdDev over axis 1.. of a symbolic batch; the statistics in stash_type
+    # float32 also for a float16 input (Y cast back), against numpy in float64.
+    require(O is not None, "pip package onnx (scripts/setup.sh)")
+    require(hasattr(anvil, "frontend"), "anvil.frontend (the ONNX importer)")
+    h, T = O.helper, O.TensorProto
+    et = T.FLOAT16 if dtype == np.float16 else T.FLOAT
+    node = h.make_node("LayerNormalization", ["x", "s", "b"], ["y", "mean", "inv"], axis=1, epsilon=1e-3)
+    g = h.make_graph([node], "t", [h.make_tensor_value_info("x", et, ["n", 5, 16])],
+                     [h.make_tensor_value_info("y", et, None), h.make_tensor_value_info("mean", T.FLOAT, None),
+                      h.make_tensor_value_info("inv", T.FLOAT, None)])
+    rng = np.random.default_rng([SEED, 77])
+    s, b = rng.uniform(0.5, 2, (5, 16)).astype(dtype), rng.uniform(-1, 1, (5, 16)).astype(dtype)
+    g.initializer.extend([O.numpy_helper.from_array(s, "s"), O.numpy_helper.from_array(b, "b")])
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    model.ir_version = 8
+    x = (rng.uniform(-1, 1, (3, 5, 16)) * 4 + 1).astype(dtype)
+    exe = anvil.compile(anvil.frontend.from_onnx(model), "llvm")
+    got = anvil.runtime.VirtualMachine(exe, anvil.cpu())["main"](x)
+    y, mean, inv = [o.numpy() if hasattr(o, "numpy") else np.asarray(o) for o in got]
+    x64 = x.astype(np.float64)
+    want_mean = x64.mean(axis=(1, 2), keepdims=True)
+    want_inv = 1 / np.sqrt(((x64 - want_mean) ** 2).mean(axis=(1, 2), keepdims=True) + 1e-3)
+    want_y = (x64 - want_mean) * want_inv * s.astype(np.float64) + b.astype(np.float64)
+    assert (y.dtype, mean.dtype, inv.dtype) == (dtype, np.float32, np.float32)
+    assert mean.shape == inv.shape == (3, 1, 1) and y.shape == x.shape
+    np.testing.assert_allclose(mean, want_mean, rtol=1e-5, atol=1e-6, err_msg=f"seed {SEED}")
+    np.testing.assert_allclose(inv, want_inv, rtol=1e-5, err_msg=f"seed {SEED}")
+    tol = 1e-5 if dtype == np.float32 else 4e-3  # float16 Y: its last bit, at |y| up to ~4
+    np.testing.assert_allclose(y.astype(np.float64), want_y, rtol=tol, atol=tol, err_msg=f"seed {SEED}")

@@ -2,13 +2,17 @@
 // reshape to 2-d; auto_pad from static spatial dims), Gemm (alpha, beta, transA, transB, C
 // broadcast; a constant B is given to matmul as [K, N], transposed at import for transB), MatMul
 // (a constant 2-d B: A's leading dims flattened so the kernel is the 2-d GEMM), BatchNormalization (inference),
-// Instance/Layer/Group/RMS normalisation, LRN, MaxPool/AveragePool (1-d through 2-d; ceil_mode,
+// Instance/Layer/Group/RMS normalisation (LayerNormalization's Mean and InvStdDev outputs, its
+// stash_type), LRN, MaxPool/AveragePool (1-d through 2-d; ceil_mode,
 // count_include_pad, dilations), GlobalAverage/MaxPool, Softmax/LogSoftmax (opset < 13:
 // flattened to 2-d at `axis`, as those opsets define it).
+#include <algorithm>
 #include <cstring>
 
 #include "anvil/base/error.h"
 #include "anvil/frontend/onnx/converters.h"
+#include "anvil/frontend/onnx/data_types.h"
+#include "anvil/frontend/onnx/proto.h"
 #include "anvil/graph/ops/op_util.h"
 #include "anvil/ir/expr_ops.h"
 
@@ -59,11 +63,12 @@ struct Window {
   bool one_d = false;
 };
 
-// Kernel/strides/dilations/pads of a 1-d or 2-d window (1-d lifted to height 1) and auto_pad
-// resolved against the static spatial dims. transpose: ConvTranspose's SAME rule.
-Window window(ImportContext& ctx, const Type& x, std::vector<int64_t> kernel) {
+// Kernel/strides/dilations/pads of a window of `max_sd` spatial dims at most, per axis (pads:
+// the begins, then the ends), auto_pad resolved against the static spatial dims.
+Window window_nd(ImportContext& ctx, const Type& x, std::vector<int64_t> kernel, int max_sd) {
   const int sd = x.ndim() - 2;
-  if (sd != 1 && sd != 2) ctx.unsupported(std::to_string(sd) + "-d spatial data (only 1-d and 2-d)");
+  if (sd < 1 || sd > max_sd)
+    ctx.unsupported(str_cat(sd, "-d spatial data (only 1-d ", max_sd == 3 ? "to 3-d" : "and 2-d", ")"));
   if (static_cast<int>(kernel.size()) != sd) ctx.bad_model("kernel_shape has " + std::to_string(kernel.size()) + " values");
   std::vector<int64_t> strides = ctx.attr_ints("strides", std::vector<int64_t>(sd, 1));
   std::vector<int64_t> dil = ctx.attr_ints("dilations", std::vector<int64_t>(sd, 1));
@@ -88,11 +93,21 @@ Window window(ImportContext& ctx, const Type& x, std::vector<int64_t> kernel) {
     ctx.bad_model("auto_pad '" + auto_pad + "'");
   }
   Window w;
-  if (sd == 1) {
+  w.kernel = kernel, w.strides = strides, w.dilations = dil, w.pads = pads;
+  return w;
+}
+
+// The window of a 1-d or 2-d convolution or pool: 1-d lifted to height 1 (pads top, left,
+// bottom, right).
+Window window(ImportContext& ctx, const Type& x, std::vector<int64_t> kernel) {
+  Window n = window_nd(ctx, x, std::move(kernel), 2);
+  const std::vector<int64_t>&strides = n.strides, &dil = n.dilations, &pads = n.pads;
+  Window w;
+  if (n.kernel.size() == 1) {
     w.one_d = true;
-    w.kernel = {1, kernel[0]}, w.strides = {1, strides[0]}, w.dilations = {1, dil[0]}, w.pads = {0, pads[0], 0, pads[1]};
+    w.kernel = {1, n.kernel[0]}, w.strides = {1, strides[0]}, w.dilations = {1, dil[0]}, w.pads = {0, pads[0], 0, pads[1]};
   } else {
-    w.kernel = kernel, w.strides = strides, w.dilations = dil, w.pads = pads;
+    w = n;
   }
   return w;
 }
@@ -193,19 +208,39 @@ std::vector<Expr> convert_conv_transpose(ImportContext& ctx) {
   return {lower(ctx, add_channel_bias(ctx, y, 2), win)};
 }
 
+// nn.max_pool2d / nn.avg_pool2d of x over a 2-d window (pads top, left, bottom, right).
+Expr pool2d(ImportContext& ctx, bool is_max, const Expr& x, const Window& w) {
+  Attrs a{{"pool_size", AttrValue::ints(w.kernel)},
+          {"strides", AttrValue::ints(w.strides)},
+          {"padding", AttrValue::ints(w.pads)},
+          {"dilation", AttrValue::ints(w.dilations)},
+          {"ceil_mode", AttrValue(ctx.attr_int("ceil_mode", 0))}};
+  if (!is_max) a["count_include_pad"] = AttrValue(ctx.attr_int("count_include_pad", 0));
+  return ctx.emit(is_max ? "nn.max_pool2d" : "nn.avg_pool2d", {x}, a);
+}
+
+// A 3-d window is a box, so pooling over it separates: first over (H, W) with depth folded into
+// the channels, then over D with H and W flattened into one axis of window 1. Max is exact; an
+// average too, since the number of taps a box window counts (inside the input or the padded
+// input) is the product of the per-axis counts, and the (H, W) count does not depend on depth.
+Expr pool3d(ImportContext& ctx, bool is_max, const Expr& x, const Window& w) {
+  const Type& t = x.type();
+  Window hw{{w.kernel[1], w.kernel[2]}, {w.strides[1], w.strides[2]}, {w.dilations[1], w.dilations[2]},
+            {w.pads[1], w.pads[2], w.pads[4], w.pads[5]}};
+  Expr y = pool2d(ctx, is_max, reshape(ctx, x, {t.dim(0), t.dim(1) * t.dim(2), t.dim(3), t.dim(4)}), hw);
+  const PrimExpr oh = y.type().dim(2), ow = y.type().dim(3);
+  Window d{{w.kernel[0], 1}, {w.strides[0], 1}, {w.dilations[0], 1}, {w.pads[0], 0, w.pads[3], 0}};
+  y = pool2d(ctx, is_max, reshape(ctx, y, {t.dim(0), t.dim(1), t.dim(2), oh * ow}), d);
+  return reshape(ctx, y, {t.dim(0), t.dim(1), y.type().dim(2), oh, ow});
+}
+
 std::vector<Expr> convert_pool(ImportContext& ctx, bool is_max) {
   if (is_max && ctx.num_outputs() > 1) ctx.unsupported("MaxPool's Indices output");
   if (is_max && ctx.attr_int("storage_order", 0) != 0) ctx.unsupported("storage_order 1");
   const Type& x = input_type(ctx, 0);
+  if (x.ndim() == 5) return {pool3d(ctx, is_max, ctx.input(0), window_nd(ctx, x, ctx.attr_ints("kernel_shape"), 3))};
   Window win = window(ctx, x, ctx.attr_ints("kernel_shape"));
-  Attrs a{{"pool_size", AttrValue::ints(win.kernel)},
-          {"strides", AttrValue::ints(win.strides)},
-          {"padding", AttrValue::ints(win.pads)},
-          {"dilation", AttrValue::ints(win.dilations)},
-          {"ceil_mode", AttrValue(ctx.attr_int("ceil_mode", 0))}};
-  if (!is_max) a["count_include_pad"] = AttrValue(ctx.attr_int("count_include_pad", 0));
-  Expr y = ctx.emit(is_max ? "nn.max_pool2d" : "nn.avg_pool2d", {lift(ctx, ctx.input(0), win)}, a);
-  return {lower(ctx, y, win)};
+  return {lower(ctx, pool2d(ctx, is_max, lift(ctx, ctx.input(0), win), win), win)};
 }
 
 std::vector<Expr> convert_global_pool(ImportContext& ctx, bool is_max) {
@@ -284,12 +319,37 @@ std::vector<Expr> convert_instance_norm(ImportContext& ctx) {
                    {{"epsilon", AttrValue(ctx.attr_float("epsilon", 1e-5))}})};
 }
 
+// The statistics are computed in stash_type (float32 by default): an input of another float type
+// (float16) is normalised in it and Y cast back. The optional Mean and InvStdDev outputs (of
+// stash_type, shaped like X with 1 at the normalised dims) are reductions of their own.
 std::vector<Expr> convert_layer_norm(ImportContext& ctx) {
-  for (int i = 1; i < ctx.num_outputs(); ++i) ctx.unsupported("the Mean / InvStdDev outputs");
-  std::vector<Expr> args = {ctx.input(0), ctx.input(1)};
-  if (ctx.has_input(2)) args.push_back(ctx.input(2));
-  return {ctx.emit("nn.layer_norm", args,
-                   {{"axis", AttrValue(ctx.attr_int("axis", -1))}, {"epsilon", AttrValue(ctx.attr_float("epsilon", 1e-5))}})};
+  const Type& xt = input_type(ctx, 0);
+  const int axis = graph::ops::normalize_axis(ctx.attr_int("axis", -1), std::max(xt.ndim(), 1));
+  const double eps = ctx.attr_float("epsilon", 1e-5);
+  const DataType t = xt.dtype();
+  DataType stash = anvil_dtype_or_throw(static_cast<int32_t>(ctx.attr_int("stash_type", 1)), "stash_type");
+  if (!stash.is_float()) ctx.bad_model(str_cat("stash_type is ", stash, ", expected a float type"));
+  if (!t.is_float()) ctx.unsupported(str_cat("LayerNormalization of ", t));
+  auto in_stash = [&](Expr e) { return e.type().dtype() == stash ? e : ctx.emit("cast", {e}, {{"dtype", stash}}); };
+  Expr x = in_stash(ctx.input(0));
+  std::vector<Expr> args = {x, in_stash(ctx.input(1))};
+  if (ctx.has_input(2)) args.push_back(in_stash(ctx.input(2)));
+  Expr y = ctx.emit("nn.layer_norm", args, {{"axis", AttrValue(axis)}, {"epsilon", AttrValue(eps)}});
+  if (stash != t) y = ctx.emit("cast", {y}, {{"dtype", t}});
+  const bool want_mean = ctx.num_outputs() > 1 && !ctx.node().output(1).empty();
+  const bool want_inv = ctx.num_outputs() > 2 && !ctx.node().output(2).empty();
+  if (!want_mean && !want_inv) return {y};
+  std::vector<int64_t> axes;
+  for (int d = axis; d < xt.ndim(); ++d) axes.push_back(d);
+  Attrs reduce{{"axes", AttrValue::ints(axes)}, {"keepdims", AttrValue(1)}};
+  Expr mean = ctx.emit("mean", {x}, reduce);
+  Expr inv;
+  if (want_inv) {
+    Expr dev = ctx.emit("subtract", {x, mean});
+    Expr var = ctx.emit("mean", {ctx.emit("multiply", {dev, dev})}, reduce);
+    inv = ctx.emit("rsqrt", {ctx.emit("add", {var, scalar(ctx, stash, eps)})});
+  }
+  return {y, want_mean ? mean : Expr(), inv};
 }
 
 std::vector<Expr> convert_rms_norm(ImportContext& ctx) {
