@@ -3,8 +3,8 @@
 // broadcast; a constant B is given to matmul as [K, N], transposed at import for transB), MatMul
 // (a constant 2-d B: A's leading dims flattened so the kernel is the 2-d GEMM), BatchNormalization (inference),
 // Instance/Layer/Group/RMS normalisation (LayerNormalization's Mean and InvStdDev outputs, its
-// stash_type), LRN, MaxPool/AveragePool (1-d through 2-d; ceil_mode,
-// count_include_pad, dilations), GlobalAverage/MaxPool, Softmax/LogSoftmax (opset < 13:
+// stash_type), LRN, MaxPool/AveragePool (1-d through 3-d: 1-d lifted to 2-d, 3-d as two separable
+// 2-d pools; ceil_mode, count_include_pad, dilations), GlobalAverage/MaxPool, Softmax/LogSoftmax (opset < 13:
 // flattened to 2-d at `axis`, as those opsets define it).
 #include <algorithm>
 #include <cstring>
