@@ -15,6 +15,7 @@
 #include <random>
 
 #include "anvil/graph/builder.h"
+#include "anvil/ir/float16.h"
 #include "anvil/ops/lower_call.h"
 #include "anvil/ops/prepack.h"
 #include "anvil/ops/strategy.h"
@@ -564,6 +565,70 @@ TEST_F(NnKernels, SoftmaxAndLogSoftmax) {
       expect_close(run(k, {x}, s, {{"n", 3}}), want, {}, std::string(log ? "log_softmax" : "softmax") + " axis " +
                                                             std::to_string(axis));
     }
+  }
+}
+
+// ---- float16: matmul and softmax compute in float32 -----------------------------------------
+// Inputs rounded to half; the reference in double from those halves, rounded once to half. A
+// float16 accumulation (K = 64 products, a sum of 37 exps) misses by many half ulps.
+std::vector<double> run_half(Kernel& k, const std::vector<Data>& ins, const Shape& out_shape,
+                             const std::map<std::string, int64_t>& dims) {
+  const DataType f16 = DataType::float16();
+  std::vector<Value> args;
+  std::vector<Tensor> keep;
+  for (const Data& d : ins) {
+    keep.push_back(Tensor::empty(std::span<const int64_t>(d.shape), f16));
+    for (size_t i = 0; i < d.v.size(); ++i) static_cast<uint16_t*>(keep.back().data())[i] = ir::double_to_half_bits(d.v[i]);
+  }
+  keep.push_back(Tensor::empty(std::span<const int64_t>(out_shape), f16));
+  for (const Tensor& t : keep) args.emplace_back(t);
+  for (const ir::Var& v : k.lowered.shape_vars) args.emplace_back(static_cast<int32_t>(dims.at(v->name())));
+  k.module["kernel"].call(Args(args.data(), args.size()));
+  std::vector<double> out;
+  for (int64_t i = 0; i < numel(out_shape); ++i)
+    out.push_back(ir::half_bits_to_double(static_cast<const uint16_t*>(keep.back().data())[i]));
+  return out;
+}
+
+Data rounded_to_half(Data d) {
+  for (float& x : d.v) x = static_cast<float>(ir::round_to_half(x));
+  return d;
+}
+
+// Within one half ulp of the rounded reference (2^-10 relative) plus float32's own error.
+void expect_half_close(const std::vector<double>& got, const std::vector<double>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  int bad = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    double w = ir::round_to_half(want[i]), tol = std::fabs(w) * 0x1p-10 + 1e-7;
+    if (!(std::fabs(got[i] - w) <= tol) && ++bad <= 5)
+      ADD_FAILURE() << what << " at " << i << ": got " << got[i] << ", want " << w << " (seed " << kSeed << ")";
+  }
+  EXPECT_EQ(bad, 0) << what;
+}
+
+TEST_F(NnKernels, HalfMatmulAndSoftmaxComputeInFloat32) {
+  const DataType f16 = DataType::float16();
+  {
+    Shape as = {2, 3, 64}, bs = {2, 64, 9}, out = {2, 3, 9};
+    Kernel k = build("matmul", {Type::tensor(as, f16), Type::tensor(bs, f16)}, {});
+    Data a = rounded_to_half(random(as, rng)), b = rounded_to_half(random(bs, rng));
+    std::vector<double> scale;
+    expect_half_close(run_half(k, {a, b}, out, {}), matmul_ref(a, b, false, out, scale), "float16 matmul " + k.impl);
+  }
+  {
+    Shape s = {3, 37};
+    std::vector<ir::PrimExpr> d = {n, ir::int_imm(37)};
+    Kernel k = build("nn.softmax", {Type::tensor(d, f16)}, {{"axis", AttrValue(-1)}});
+    Data x = rounded_to_half(random(s, rng, -4, 4));
+    std::vector<double> want;
+    for (int64_t r = 0; r < 3; ++r) {
+      double mx = -INFINITY, sum = 0;
+      for (int64_t j = 0; j < 37; ++j) mx = std::max(mx, double(x.v[r * 37 + j]));
+      for (int64_t j = 0; j < 37; ++j) sum += std::exp(x.v[r * 37 + j] - mx);
+      for (int64_t j = 0; j < 37; ++j) want.push_back(std::exp(x.v[r * 37 + j] - mx) / sum);
+    }
+    expect_half_close(run_half(k, {x}, s, {{"n", 3}}), want, "float16 softmax");
   }
 }
 

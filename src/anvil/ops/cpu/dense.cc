@@ -8,13 +8,15 @@
 //    [M, N] result copied to the [..., N] output.
 //  - "matmul_batched.x86" (everything else: batch dims, symbolic N or K): an mr x vector tile of
 //    accumulators per (batch, row block, column block), B rows read contiguously, the
-//    reduction outside the tile, (batch, row block) in parallel.
+//    reduction outside the tile, (batch, row block) in parallel. float16/bfloat16 operands
+//    accumulate in float32, cast back in an elementwise stage after the product.
 #include <algorithm>
 #include <tuple>
 
 #include "anvil/arith/simplify.h"
 #include "anvil/base/error.h"
 #include "anvil/ir/expr_ops.h"
+#include "anvil/ops/cpu/broadcast.h"
 #include "anvil/ops/cpu/matmul.h"
 #include "anvil/ops/cpu/nn_strategies.h"
 #include "anvil/ops/cpu/nn_util.h"
@@ -127,7 +129,10 @@ std::vector<te::Tensor> batched_compute(const te::Tensor& a, const te::Tensor& b
     }
     return idx;
   };
-  return {te::compute(
+  // float16/bfloat16 accumulate in float32 (as ONNX Runtime's kernels): a cast stage after it.
+  const DataType acc = compute_dtype(a.dtype());
+  const std::string name = b_is_nk ? "dense" : "matmul";
+  te::Tensor product = te::compute(
       oshape,
       [&](const std::vector<Var>& i) {
         PrimExpr row = a1 ? PrimExpr() : PrimExpr(i[obatch]);
@@ -143,9 +148,13 @@ std::vector<te::Tensor> batched_compute(const te::Tensor& a, const te::Tensor& b
           bi.push_back(k);
           if (!b1) bi.push_back(col);
         }
-        return te::sum(a(ai) * b(bi), {k});
+        return te::sum(convert(acc, a(ai)) * convert(acc, b(bi)), {k});
       },
-      b_is_nk ? "dense" : "matmul")};
+      name);
+  if (acc == a.dtype()) return {product};
+  return {te::compute(
+      oshape, [&](const std::vector<Var>& i) { return convert(a.dtype(), product(std::vector<PrimExpr>(i.begin(), i.end()))); },
+      name + ".cast")};
 }
 
 // mr rows x one vector of columns per tile (accumulators in a local stage), reduction outside.

@@ -5,7 +5,8 @@
 // Statistics are reduction stages shaped like the data with 1 at the reduced dims, computed
 // whole before the output, their outer axes in parallel (schedule_reductions_then_injective);
 // the output is one vectorised elementwise pass. Variance is the mean of squared deviations
-// from the mean (two passes, no E[x²] - E[x]² cancellation); softmax subtracts the maximum.
+// from the mean (two passes, no E[x²] - E[x]² cancellation); softmax subtracts the maximum
+// (and computes float16/bfloat16 in float32).
 #include <cmath>
 #include <limits>
 
@@ -13,6 +14,7 @@
 #include "anvil/graph/attrs.h"
 #include "anvil/graph/ops/op_util.h"
 #include "anvil/ir/expr_ops.h"
+#include "anvil/ops/cpu/broadcast.h"
 #include "anvil/ops/cpu/nn_strategies.h"
 #include "anvil/ops/cpu/nn_util.h"
 #include "anvil/ops/cpu/schedule_injective.h"
@@ -250,14 +252,20 @@ std::vector<te::Tensor> softmax(const graph::CallNode& call, const std::vector<t
     m[axis] = ir::int_imm(0);
     return mx(m);
   };
+  // float16/bfloat16 compute in float32 (a sum of exps in float16 loses digits) and round once.
+  const DataType acc = compute_dtype(x.dtype());
+  auto shifted_at = [&](const std::vector<PrimExpr>& i, const PrimExpr& m) {
+    return convert(acc, x(i)) - convert(acc, m);
+  };
   te::Tensor sum = reduce_over(
-      x, reduced, false, [&](const std::vector<PrimExpr>& i) { return ir::exp(x(i) - max_at(i)); }, "softmax_sum");
+      x, reduced, false, [&](const std::vector<PrimExpr>& i) { return ir::exp(shifted_at(i, max_at(i))); },
+      "softmax_sum");
   return {te::compute(
       x.shape(),
       [&](const std::vector<Var>& i) {
         std::vector<PrimExpr> idx(i.begin(), i.end()), si = stats_index(i, reduced);
-        PrimExpr shifted = x(idx) - mx(si);
-        return log ? shifted - ir::log(sum(si)) : ir::exp(shifted) / sum(si);
+        PrimExpr shifted = shifted_at(idx, mx(si));
+        return convert(x.dtype(), log ? shifted - ir::log(sum(si)) : ir::exp(shifted) / sum(si));
       },
       log ? "log_softmax" : "softmax")};
 }
