@@ -4,7 +4,7 @@
 // (a constant 2-d B: A's leading dims flattened so the kernel is the 2-d GEMM), BatchNormalization (inference),
 // Instance/Layer/Group/RMS normalisation (LayerNormalization's Mean and InvStdDev outputs, its
 // stash_type), LRN, MaxPool/AveragePool (1-d through 3-d: 1-d lifted to 2-d, 3-d as two separable
-// 2-d pools; ceil_mode, count_include_pad, dilations), GlobalAverage/MaxPool, Softmax/LogSoftmax (opset < 13:
+// 2-d pools; ceil_mode, count_include_pad, dilations; MaxPool's Indices for 1-d and 2-d), GlobalAverage/MaxPool, Softmax/LogSoftmax (opset < 13:
 // flattened to 2-d at `axis`, as those opsets define it).
 #include <algorithm>
 #include <cstring>
@@ -208,15 +208,19 @@ std::vector<Expr> convert_conv_transpose(ImportContext& ctx) {
   return {lower(ctx, add_channel_bias(ctx, y, 2), win)};
 }
 
-// nn.max_pool2d / nn.avg_pool2d of x over a 2-d window (pads top, left, bottom, right).
-Expr pool2d(ImportContext& ctx, bool is_max, const Expr& x, const Window& w) {
+// The attributes of nn.max_pool2d / nn.avg_pool2d over a 2-d window (pads top, left, bottom, right).
+Attrs pool2d_attrs(ImportContext& ctx, bool is_max, const Window& w) {
   Attrs a{{"pool_size", AttrValue::ints(w.kernel)},
           {"strides", AttrValue::ints(w.strides)},
           {"padding", AttrValue::ints(w.pads)},
           {"dilation", AttrValue::ints(w.dilations)},
           {"ceil_mode", AttrValue(ctx.attr_int("ceil_mode", 0))}};
   if (!is_max) a["count_include_pad"] = AttrValue(ctx.attr_int("count_include_pad", 0));
-  return ctx.emit(is_max ? "nn.max_pool2d" : "nn.avg_pool2d", {x}, a);
+  return a;
+}
+
+Expr pool2d(ImportContext& ctx, bool is_max, const Expr& x, const Window& w) {
+  return ctx.emit(is_max ? "nn.max_pool2d" : "nn.avg_pool2d", {x}, pool2d_attrs(ctx, is_max, w));
 }
 
 // A 3-d window is a box, so pooling over it separates: first over (H, W) with depth folded into
@@ -235,12 +239,22 @@ Expr pool3d(ImportContext& ctx, bool is_max, const Expr& x, const Window& w) {
 }
 
 std::vector<Expr> convert_pool(ImportContext& ctx, bool is_max) {
-  if (is_max && ctx.num_outputs() > 1) ctx.unsupported("MaxPool's Indices output");
-  if (is_max && ctx.attr_int("storage_order", 0) != 0) ctx.unsupported("storage_order 1");
+  const bool indices = is_max && ctx.num_outputs() > 1 && !ctx.node().output(1).empty();
   const Type& x = input_type(ctx, 0);
-  if (x.ndim() == 5) return {pool3d(ctx, is_max, ctx.input(0), window_nd(ctx, x, ctx.attr_ints("kernel_shape"), 3))};
+  if (x.ndim() == 5) {
+    if (indices) ctx.unsupported("MaxPool's Indices output of 3-d data");
+    return {pool3d(ctx, is_max, ctx.input(0), window_nd(ctx, x, ctx.attr_ints("kernel_shape"), 3))};
+  }
   Window win = window(ctx, x, ctx.attr_ints("kernel_shape"));
-  return {lower(ctx, pool2d(ctx, is_max, lift(ctx, ctx.input(0), win), win), win)};
+  Expr in = lift(ctx, ctx.input(0), win);
+  Expr y = pool2d(ctx, is_max, in, win);
+  if (!indices) return {lower(ctx, y, win)};
+  // Flat indices into the 4-d (lifted) input equal those into a 1-d input: its height is 1.
+  Attrs a = pool2d_attrs(ctx, true, win);
+  a["storage_order"] = AttrValue(ctx.attr_int("storage_order", 0));
+  if (win.one_d && ctx.attr_int("storage_order", 0) != 0) ctx.unsupported("MaxPool's Indices of 1-d data with storage_order 1");
+  Expr idx = ctx.emit("nn.max_pool2d_indices", {in, y}, a);
+  return {lower(ctx, y, win), lower(ctx, idx, win)};
 }
 
 std::vector<Expr> convert_global_pool(ImportContext& ctx, bool is_max) {

@@ -1,7 +1,7 @@
 // The nn converters' N-d and multi-output forms end to end: small ONNX models built in C++,
 // imported, compiled for llvm and run by the VM, against naive double-precision references on
 // random inputs (seed printed): 3-d MaxPool/AveragePool (pads, strides, dilations, ceil_mode,
-// count_include_pad).
+// count_include_pad), MaxPool's Indices output (both storage orders), MaxPool of integers.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -161,6 +161,71 @@ TEST(OnnxRunNn, Pool3dAgainstANaiveReference) {
       check_pool3d(is_max, shape, cases[c], rng);
     }
   }
+}
+
+TEST(OnnxRunNn, MaxPoolIndicesAndIntegerMaxPool) {
+  // Y and Indices of a 2-d MaxPool (pads, strides, dilations; row- and column-major indices) and
+  // an int8 MaxPool, against a naive reference.
+  std::mt19937 rng(kSeed + 1);
+  const int64_t N = 2, C = 3, H = 7, W = 8;
+  const std::vector<int64_t> k = {3, 2}, st = {2, 1}, dil = {1, 2}, pads = {1, 0, 1, 1};
+  const int64_t OH = out_size(H, k[0], st[0], dil[0], pads[0], pads[2], false);
+  const int64_t OW = out_size(W, k[1], st[1], dil[1], pads[1], pads[3], false);
+  for (int64_t order : {0, 1}) {
+    SCOPED_TRACE("storage_order " + std::to_string(order));
+    Model m(22);
+    set_tensor_type(m.g->add_input(), "x", TensorProto::FLOAT, {"2", "3", "7", "8"});
+    NodeProto* n = m.node("MaxPool", {"x"}, {"y", "i"});
+    attr_ints(n, "kernel_shape", k);
+    attr_ints(n, "strides", st);
+    attr_ints(n, "dilations", dil);
+    attr_ints(n, "pads", pads);
+    attr_int(n, "storage_order", order);
+    m.g->add_output()->set_name("y");
+    m.g->add_output()->set_name("i");
+    Function main = compiled_main(m);
+    std::vector<double> x = random_values(N * C * H * W, rng, -4, 4, true);  // integers: ties happen
+    Value res = main(make_tensor({N, C, H, W}, DataType::float32(), x));
+    const std::vector<Value>& out = res.as_array();
+    Tensor y = out[0].as_tensor(), idx = out[1].as_tensor();
+    ASSERT_EQ(idx.shape(), (std::vector<int64_t>{N, C, OH, OW}));
+    ASSERT_EQ(idx.dtype(), DataType::int64());
+    for (int64_t p = 0; p < N * C; ++p)
+      for (int64_t oy = 0; oy < OH; ++oy)
+        for (int64_t ox = 0; ox < OW; ++ox) {
+          double best = -1e30;
+          int64_t at = -1;  // the first maximum in row-major order
+          for (int64_t ry = 0; ry < k[0]; ++ry)
+            for (int64_t rx = 0; rx < k[1]; ++rx) {
+              int64_t iy = oy * st[0] + ry * dil[0] - pads[0], ix = ox * st[1] + rx * dil[1] - pads[1];
+              if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+              double v = x[(p * H + iy) * W + ix];
+              if (v > best) best = v, at = order == 0 ? (p * H + iy) * W + ix : (p * W + ix) * H + iy;
+            }
+          int64_t o = (p * OH + oy) * OW + ox;
+          ASSERT_EQ(get(y, o), best) << "output " << o;
+          ASSERT_EQ(get(idx, o), double(at)) << "output " << o;
+        }
+  }
+  Model m(22);
+  set_tensor_type(m.g->add_input(), "x", TensorProto::INT8, {"1", "2", "5", "5"});
+  NodeProto* n = m.node("MaxPool", {"x"}, {"y"});
+  attr_ints(n, "kernel_shape", {2, 2});
+  attr_ints(n, "pads", {1, 1, 1, 1});
+  m.g->add_output()->set_name("y");
+  Function main = compiled_main(m);
+  std::vector<double> x = random_values(50, rng, -128, 127, true);
+  Tensor y = main(make_tensor({1, 2, 5, 5}, DataType::int8(), x)).as_tensor();
+  ASSERT_EQ(y.shape(), (std::vector<int64_t>{1, 2, 6, 6}));
+  for (int64_t p = 0; p < 2; ++p)
+    for (int64_t oy = 0; oy < 6; ++oy)
+      for (int64_t ox = 0; ox < 6; ++ox) {
+        double best = -1e30;
+        for (int64_t iy = oy - 1; iy <= oy; ++iy)
+          for (int64_t ix = ox - 1; ix <= ox; ++ix)
+            if (iy >= 0 && iy < 5 && ix >= 0 && ix < 5) best = std::max(best, x[(p * 5 + iy) * 5 + ix]);
+        ASSERT_EQ(get(y, (p * 6 + oy) * 6 + ox), best);
+      }
 }
 
 }  // namespace

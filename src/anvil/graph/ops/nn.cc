@@ -8,6 +8,7 @@
 //   nn.group_norm(data, gamma[, beta]; num_groups, epsilon)  nn.instance_norm(data, gamma[, beta]; epsilon)
 //   nn.rms_norm(data, gamma; axis, epsilon)  nn.lrn(data; size, alpha, beta, bias)
 //   nn.max_pool2d / nn.avg_pool2d(data; pool_size, strides, padding[4], dilation, ceil_mode, count_include_pad)
+//   nn.max_pool2d_indices(data, pooled; the max_pool2d attributes, storage_order) -> int64 flat indices into data
 //   nn.global_avg_pool2d / nn.global_max_pool2d(data) -> N, C, 1, 1   nn.softmax / nn.log_softmax(data; axis)
 //
 // Channel and spatial dims may be symbolic where the arithmetic allows it (the output size is
@@ -234,7 +235,12 @@ Type infer_lrn(const CallNode& call) {
 }
 
 Type infer_pool2d(const CallNode& call) {
-  const Type& x = float_arg(call, 0, 4);
+  // Max pooling also of integers (ONNX MaxPool takes int8 and uint8); averages need floats.
+  const bool is_max = call.op() != "nn.avg_pool2d";
+  const Type& x = is_max ? tensor_arg(call, 0) : float_arg(call, 0, 4);
+  if (is_max && (x.dtype().is_bool() || !(x.dtype().is_float() || x.dtype().is_int() || x.dtype().is_uint())))
+    type_error("argument 0 has dtype ", x.dtype(), ", expected an int, uint or float type");
+  if (x.ndim() != 4) value_error("argument 0 is ", to_string(x), ", expected rank 4");
   Window2d win = window_attrs(call.attrs());
   std::vector<int64_t> k = ints_n(call.attrs(), "pool_size", 2, {});
   if (k[0] <= 0 || k[1] <= 0) value_error("pool_size must be positive");
@@ -242,6 +248,17 @@ Type infer_pool2d(const CallNode& call) {
   PrimExpr oh = window_out(x.dim(2), k[0], win.strides[0], win.padding[0], win.padding[2], win.dilation[0], ceil_mode, "pool");
   PrimExpr ow = window_out(x.dim(3), k[1], win.strides[1], win.padding[1], win.padding[3], win.dilation[1], ceil_mode, "pool");
   return Type::tensor({x.dim(0), x.dim(1), oh, ow}, x.dtype());
+}
+
+// The flat index into data of each window's maximum (ONNX MaxPool's Indices): int64, the
+// pooled result's shape; pooled is nn.max_pool2d of data with the same attributes.
+Type infer_max_pool2d_indices(const CallNode& call) {
+  Type y = infer_pool2d(call);
+  const Type& pooled = tensor_arg(call, 1);
+  check_same_dtype(call, 0, 1);
+  if (pooled.ndim() != 4) value_error("pooled ", to_string(pooled), " must be 4-d");
+  for (int i = 0; i < 4; ++i) check_equal(pooled.dim(i), y.dim(i), "pooled's shape differs from the pool's");
+  return Type::tensor(y.shape(), DataType::int64());
 }
 
 Type infer_global_pool2d(const CallNode& call) {
@@ -279,6 +296,8 @@ void register_nn_ops() {
   reg("nn.lrn", 1, 1, P::kOpaque, infer_lrn, "local response normalisation across channels");
   reg("nn.max_pool2d", 1, 1, P::kOutEWiseFusable, infer_pool2d, "2-d max pooling, NCHW");
   reg("nn.avg_pool2d", 1, 1, P::kOutEWiseFusable, infer_pool2d, "2-d average pooling, NCHW");
+  reg("nn.max_pool2d_indices", 2, 2, P::kOpaque, infer_max_pool2d_indices,
+      "flat index into data of each 2-d max pooling window's maximum (the first in row-major order)");
   reg("nn.global_avg_pool2d", 1, 1, P::kCommReduce, infer_global_pool2d, "mean over H, W (NCHW -> N, C, 1, 1)");
   reg("nn.global_max_pool2d", 1, 1, P::kCommReduce, infer_global_pool2d, "max over H, W (NCHW -> N, C, 1, 1)");
   reg("nn.softmax", 1, 1, P::kOpaque, infer_softmax, "softmax along axis (max subtracted)");

@@ -117,6 +117,11 @@ TEST(GraphNnOps, Pools) {
   EXPECT_EQ(str("nn.avg_pool2d", {ts({1, 2, 6, 6}, f32)}, b), "Tensor[(1, 2, 2, 2), float32]");
   EXPECT_EQ(str("nn.global_avg_pool2d", {Type::tensor({n, 512, 7, 7}, f32)}), "Tensor[(n, 512, 1, 1), float32]");
   EXPECT_THROW(call_type("nn.max_pool2d", {ts({1, 2, 6, 6}, f32)}), Error);  // no pool_size
+  // Integer max pooling; Indices of the pooled result: int64 of its shape.
+  EXPECT_EQ(str("nn.max_pool2d", {ts({1, 2, 6, 6}, DataType::uint8())}, b), "Tensor[(1, 2, 2, 2), uint8]");
+  EXPECT_THROW(call_type("nn.avg_pool2d", {ts({1, 2, 6, 6}, DataType::uint8())}, b), Error);
+  EXPECT_EQ(str("nn.max_pool2d_indices", {ts({1, 2, 6, 6}, f32), ts({1, 2, 2, 2}, f32)}, b), "Tensor[(1, 2, 2, 2), int64]");
+  EXPECT_THROW(call_type("nn.max_pool2d_indices", {ts({1, 2, 6, 6}, f32), ts({1, 2, 3, 3}, f32)}, b), Error);
 }
 
 TEST(GraphNnOps, NormsAndSoftmax) {

@@ -1,7 +1,8 @@
 // Pooling for CPUs: nn.max_pool2d / nn.avg_pool2d (window reductions with per-side padding,
 // strides, dilation, ceil_mode, count_include_pad) vectorised along the output row with the
 // window loops outside the vector (schedule_row_reduction); global pools as one reduction per
-// (batch, channel) plane, planes in parallel.
+// (batch, channel) plane, planes in parallel; nn.max_pool2d_indices (MaxPool's Indices) as a
+// min-reduction of the flat indices of the taps equal to the pooled maximum.
 //
 // Padding is never materialised: out-of-input taps read a clamped element and are replaced by
 // -inf (max) or 0 (avg) with select. avg_pool2d divides by the number of taps inside the input
@@ -59,7 +60,7 @@ std::vector<te::Tensor> pool_compute(const graph::CallNode& call, const std::vec
     return ir::select(inside, x(n, c, clamp(iy, H), clamp(ix, W)), fill);
   };
   if (is_max) {
-    PrimExpr lowest = ir::make_const(dt, -std::numeric_limits<double>::infinity());
+    PrimExpr lowest = te::reduce_identity(te::ReduceKind::kMax, dt);  // -inf, or the lowest integer
     return {te::compute(
         oshape, [&](Var n, Var c, Var y, Var xo) { return te::max(tap(n, c, y, xo, lowest), {ry, rx}); },
         "max_pool2d")};
@@ -76,6 +77,39 @@ std::vector<te::Tensor> pool_compute(const graph::CallNode& call, const std::vec
         return sum(n, c, y, xo) / ir::cast(dt, ir::max(cy * cx, 1));
       },
       "avg_pool2d")};
+}
+
+// The smallest flat index ((n*C + c)*H + iy)*W + ix (storage_order 0; 1: column-major in a plane,
+// ((n*C + c)*W + ix)*H + iy) of a tap inside the input whose value is the
+// window's maximum (pooled): the first in row-major order, as ONNX Runtime reports.
+std::vector<te::Tensor> max_pool_indices_compute(const graph::CallNode& call, const std::vector<te::Tensor>& in) {
+  const PoolAttrs p = pool_attrs(call);
+  const te::Tensor &x = in[0], &pooled = in[1];
+  const PrimExpr C = x.shape()[1], H = x.shape()[2], W = x.shape()[3];
+  const DataType i64 = DataType::int64();
+  te::IterVar ry = te::reduce_axis(0, p.kh, "ry"), rx = te::reduce_axis(0, p.kw, "rx");
+  te::Tensor first = te::compute(
+      out_shape(call),
+      [&](Var n, Var c, Var y, Var xo) {
+        PrimExpr iy = y * p.sh + ry * p.dh - p.pt, ix = xo * p.sw + rx * p.dw - p.pl;
+        PrimExpr inside = iy >= 0 && iy < H && ix >= 0 && ix < W;
+        PrimExpr hit = inside && ir::eq(x(n, c, clamp(iy, H), clamp(ix, W)), pooled(n, c, y, xo));
+        PrimExpr flat = ((ir::cast(i64, n) * ir::cast(i64, C) + ir::cast(i64, c)) * ir::cast(i64, H) + ir::cast(i64, iy)) *
+                            ir::cast(i64, W) + ir::cast(i64, ix);
+        return te::min(ir::select(hit, flat, ir::int_imm(INT64_MAX, i64)), {ry, rx});
+      },
+      graph::get_int(call.attrs(), "storage_order", 0) != 0 ? "max_pool2d_first" : "max_pool2d_indices");
+  if (graph::get_int(call.attrs(), "storage_order", 0) == 0) return {first};
+  // Column-major (storage_order 1): the same tap, its index with H varying fastest in a plane.
+  const PrimExpr hw = ir::cast(i64, H) * ir::cast(i64, W);
+  return {te::compute(
+      first.shape(),
+      [&](Var n, Var c, Var y, Var xo) {
+        PrimExpr r = first(n, c, y, xo), in_plane = ir::floormod(r, hw);
+        return r - in_plane + ir::floormod(in_plane, ir::cast(i64, W)) * ir::cast(i64, H) +
+               ir::floordiv(in_plane, ir::cast(i64, W));
+      },
+      "max_pool2d_indices")};
 }
 
 void max_pool_schedule(te::Schedule& s, const std::vector<te::Tensor>& outs, const Target& target) {
@@ -134,6 +168,13 @@ void register_pool_strategies() {
                              return pool_compute(c, in, true);
                            },
                            max_pool_schedule});
+  register_implementation("nn.max_pool2d_indices", "cpu",
+                          {"max_pool2d_indices.x86", max_pool_indices_compute,
+                           [](te::Schedule& s, const std::vector<te::Tensor>& outs, const Target& target) {
+                             inline_elementwise_except(s, outs, {});
+                             te::Tensor first = find_tensor(outs, "max_pool2d_first");
+                             schedule_row_reduction(s, outs[0], first.defined() ? first : outs[0], target);
+                           }});
   register_implementation("nn.avg_pool2d", "cpu",
                           {"avg_pool2d.x86",
                            [](const graph::CallNode& c, const std::vector<te::Tensor>& in) {
