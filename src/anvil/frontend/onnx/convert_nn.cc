@@ -1,7 +1,7 @@
 // ONNX converters of the nn family (graph/ops/nn.cc): Conv, ConvTranspose (1-d through a
 // reshape to 2-d; auto_pad from static spatial dims), Gemm (alpha, beta, transA, transB, C
 // broadcast; a constant B is given to matmul as [K, N], transposed at import for transB), MatMul
-// (a constant 2-d B: A's leading dims flattened so the kernel is the 2-d GEMM), BatchNormalization (inference),
+// (a constant 2-d B: A's leading dims flattened so the kernel is the 2-d GEMM), BatchNormalization (inference; training_mode 1: batch statistics and running outputs),
 // Instance/Layer/Group/RMS normalisation (LayerNormalization's Mean and InvStdDev outputs, its
 // stash_type), LRN, MaxPool/AveragePool (1-d through 3-d: 1-d lifted to 2-d, 3-d as two separable
 // 2-d pools; ceil_mode, count_include_pad, dilations; MaxPool's Indices for 1-d and 2-d), GlobalAverage/MaxPool, Softmax/LogSoftmax (opset < 13:
@@ -319,13 +319,40 @@ std::vector<Expr> convert_gemm(ImportContext& ctx) {
 
 // --- normalisation ---------------------------------------------------------------------------
 
+// Training mode (opset 14+): normalised with the batch's own mean and (population) variance over
+// every axis but 1; the running_mean / running_var outputs blend the inputs' statistics with them,
+// input * momentum + batch * (1 - momentum).
 std::vector<Expr> convert_batch_norm(ImportContext& ctx) {
-  if (ctx.attr_int("training_mode", 0) != 0) ctx.unsupported("training_mode 1");
+  const bool training = ctx.attr_int("training_mode", 0) != 0;
   if (ctx.opset() < 9 && ctx.attr_int("spatial", 1) != 1) ctx.unsupported("spatial 0");
-  for (int i = 1; i < ctx.num_outputs(); ++i) ctx.unsupported("the training outputs (mean, var)");
+  if (!training)
+    for (int i = 1; i < ctx.num_outputs(); ++i)
+      if (!ctx.node().output(i).empty()) ctx.unsupported("the training outputs (mean, var) without training_mode 1");
+  if (training && ctx.opset() < 14) ctx.unsupported("the training outputs before opset 14");
   std::vector<Expr> args;
   for (int i = 0; i < 5; ++i) args.push_back(ctx.input(i));
-  return {ctx.emit("nn.batch_norm", args, {{"epsilon", AttrValue(ctx.attr_float("epsilon", 1e-5))}, {"axis", AttrValue(1)}})};
+  const Attrs bn{{"epsilon", AttrValue(ctx.attr_float("epsilon", 1e-5))}, {"axis", AttrValue(1)}};
+  if (!training) return {ctx.emit("nn.batch_norm", args, bn)};
+  const Type& xt = input_type(ctx, 0);
+  const DataType dt = xt.dtype();
+  std::vector<int64_t> axes;
+  for (int d = 0; d < xt.ndim(); ++d)
+    if (d != 1) axes.push_back(d);
+  Expr x = args[0];
+  Expr mean = ctx.emit("mean", {x}, {{"axes", AttrValue::ints(axes)}, {"keepdims", AttrValue(1)}});
+  Expr dev = ctx.emit("subtract", {x, mean});
+  Expr var = ctx.emit("mean", {ctx.emit("multiply", {dev, dev})}, {{"axes", AttrValue::ints(axes)}, {"keepdims", AttrValue(0)}});
+  mean = reshape(ctx, mean, {xt.dim(1)});
+  Expr y = ctx.emit("nn.batch_norm", {x, args[1], args[2], mean, var}, bn);
+  const double momentum = ctx.attr_float("momentum", 0.9);
+  auto blend = [&](const Expr& running, const Expr& batch) {
+    return ctx.emit("add", {ctx.emit("multiply", {running, scalar(ctx, dt, momentum)}),
+                            ctx.emit("multiply", {batch, scalar(ctx, dt, 1 - momentum)})});
+  };
+  std::vector<Expr> out{y};
+  if (ctx.num_outputs() > 1) out.push_back(ctx.node().output(1).empty() ? Expr() : blend(args[3], mean));
+  if (ctx.num_outputs() > 2) out.push_back(ctx.node().output(2).empty() ? Expr() : blend(args[4], var));
+  return out;
 }
 
 std::vector<Expr> convert_instance_norm(ImportContext& ctx) {

@@ -1,7 +1,8 @@
 // The nn converters' N-d and multi-output forms end to end: small ONNX models built in C++,
 // imported, compiled for llvm and run by the VM, against naive double-precision references on
 // random inputs (seed printed): 3-d MaxPool/AveragePool (pads, strides, dilations, ceil_mode,
-// count_include_pad), MaxPool's Indices output (both storage orders), MaxPool of integers.
+// count_include_pad), MaxPool's Indices output (both storage orders), MaxPool of integers,
+// BatchNormalization's training mode.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -226,6 +227,48 @@ TEST(OnnxRunNn, MaxPoolIndicesAndIntegerMaxPool) {
             if (iy >= 0 && iy < 5 && ix >= 0 && ix < 5) best = std::max(best, x[(p * 5 + iy) * 5 + ix]);
         ASSERT_EQ(get(y, (p * 6 + oy) * 6 + ox), best);
       }
+}
+
+TEST(OnnxRunNn, BatchNormalizationTrainingMode) {
+  // Y from the batch's mean and population variance over (N, H, W); the running statistics
+  // blended with momentum. Against a naive double reference.
+  std::mt19937 rng(kSeed + 2);
+  const int64_t N = 3, C = 4, L = 5;
+  Model m(15);
+  set_tensor_type(m.g->add_input(), "x", TensorProto::FLOAT, {"3", "4", "5"});
+  for (const char* name : {"s", "b", "mean", "var"}) set_tensor_type(m.g->add_input(), name, TensorProto::FLOAT, {"4"});
+  NodeProto* n = m.node("BatchNormalization", {"x", "s", "b", "mean", "var"}, {"y", "rm", "rv"});
+  attr_int(n, "training_mode", 1);
+  auto* mo = n->add_attribute();
+  mo->set_name("momentum");
+  mo->set_type(AttributeProto::FLOAT);
+  mo->set_f(0.75f);
+  for (const char* name : {"y", "rm", "rv"}) m.g->add_output()->set_name(name);
+  Function main = compiled_main(m);
+  std::vector<double> x = random_values(N * C * L, rng, -2, 2), sc = random_values(C, rng, 0.5, 1.5),
+                      b = random_values(C, rng, -1, 1), mean = random_values(C, rng, -1, 1),
+                      var = random_values(C, rng, 0.5, 2);
+  for (std::vector<double>* v : {&x, &sc, &b, &mean, &var})
+    for (double& e : *v) e = double(float(e));
+  Value res = main(make_tensor({N, C, L}, DataType::float32(), x), make_tensor({C}, DataType::float32(), sc),
+                   make_tensor({C}, DataType::float32(), b), make_tensor({C}, DataType::float32(), mean),
+                   make_tensor({C}, DataType::float32(), var));
+  const std::vector<Value>& out = res.as_array();
+  Tensor y = out[0].as_tensor(), rm = out[1].as_tensor(), rv = out[2].as_tensor();
+  for (int64_t c = 0; c < C; ++c) {
+    double mu = 0, v = 0;
+    for (int64_t i = 0; i < N; ++i)
+      for (int64_t l = 0; l < L; ++l) mu += x[(i * C + c) * L + l] / double(N * L);
+    for (int64_t i = 0; i < N; ++i)
+      for (int64_t l = 0; l < L; ++l) v += std::pow(x[(i * C + c) * L + l] - mu, 2) / double(N * L);
+    EXPECT_NEAR(get(rm, c), mean[c] * 0.75 + mu * 0.25, 1e-5);
+    EXPECT_NEAR(get(rv, c), var[c] * 0.75 + v * 0.25, 1e-5);
+    for (int64_t i = 0; i < N; ++i)
+      for (int64_t l = 0; l < L; ++l) {
+        int64_t at = (i * C + c) * L + l;
+        EXPECT_NEAR(get(y, at), (x[at] - mu) / std::sqrt(v + 1e-5) * sc[c] + b[c], 1e-4) << "element " << at;
+      }
+  }
 }
 
 }  // namespace
