@@ -2,7 +2,7 @@
 # replaces itself (exec) with the native program shipped in the package's bin/ folder, so
 # `anvil-rpc ...` on the user's PATH runs the C++ binary itself, with the same arguments, the same
 # process id and the same open descriptors (PopenSession's --pipe-fds needs them inherited).
-"""Console entry points: ``anvil-rpc`` runs the ``anvil-rpc`` binary shipped in the package."""
+"""Console entry points: ``anvil`` and ``anvil-rpc`` run the binaries shipped in the package."""
 import os
 import sys
 from pathlib import Path
@@ -22,6 +22,11 @@ def _exec(name):
     sys.stderr.flush()
     os.execv(path, [name] + sys.argv[1:])
     return 127  # not reached: execv either replaces the process or raises OSError
+
+
+def anvil_main():
+    """``anvil``: compile, run and inspect models."""
+    return _exec("anvil")
 
 
 def rpc_main():

@@ -1,6 +1,7 @@
 # `pip install .` into a fresh virtual environment, used from outside the source tree: the
-# installed package carries the `anvil-rpc` binary (anvil/bin/) and puts an `anvil-rpc` command on
-# the environment's PATH, so PopenSession() and rpc.Server() work without a build tree.
+# installed package carries the `anvil` and `anvil-rpc` binaries (anvil/bin/) and puts both
+# commands on the environment's PATH, so PopenSession(), rpc.Server() and `anvil compile`/`run`
+# work without a build tree.
 #
 # Slow: pip compiles the whole project once more. To keep that short the build uses build/'s
 # build type (RelWithDebInfo; the wheel is stripped on install) and ccache with the settings of
@@ -124,3 +125,37 @@ def test_popen_session_and_server_run_from_the_installed_package(venv):
     assert "popen 42" in done.stdout
     assert "tensor True" in done.stdout
     assert "server 2" in done.stdout
+
+
+def test_anvil_command_compiles_and_runs_a_model_from_the_installed_package(venv):
+    """`anvil compile` / `anvil run` on the venv's PATH, outside the tree: a small ONNX model (MatMul
+    + Relu, random weights) compiled to a library and run on given inputs, checked against numpy."""
+    venv_bin, env, home = venv
+    found = shutil.which("anvil", path=env["PATH"])
+    assert found == str(venv_bin / "anvil"), found
+    done = _python(venv, """
+        import numpy as np, onnx
+        from onnx import helper, numpy_helper, TensorProto
+        rng = np.random.default_rng(7)
+        w = rng.standard_normal((8, 4)).astype("float32")
+        graph = helper.make_graph(
+            [helper.make_node("MatMul", ["x", "w"], ["y0"]), helper.make_node("Relu", ["y0"], ["y"])], "g",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 8])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 4])], [numpy_helper.from_array(w, "w")])
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), "tiny.onnx")
+        x = rng.standard_normal((3, 8)).astype("float32")
+        np.savez("in.npz", x=x)
+        np.save("want.npy", np.maximum(x.astype("float64") @ w.astype("float64"), 0))
+    """)
+    assert done.returncode == 0, done.stderr
+    for command in (["anvil", "compile", "tiny.onnx", "-o", "tiny.so"],
+                    ["anvil", "run", "tiny.so", "--inputs", "in.npz", "--outputs", "out.npz"]):
+        done = subprocess.run(command, cwd=home, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+    done = _python(venv, """
+        import numpy as np
+        got, want = np.load("out.npz")["y"], np.load("want.npy")
+        print("max diff", float(np.abs(got - want).max()))
+        assert np.allclose(got, want, rtol=1e-5, atol=1e-5)
+    """)
+    assert done.returncode == 0, done.stdout + done.stderr
