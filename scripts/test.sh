@@ -10,7 +10,7 @@ cd "$root"
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 FUZZ_SECONDS=${ANVIL_FUZZ_SECONDS:-20}
 failed=()
-step() { echo; echo "==== $*"; }
+step() { echo; echo "==== [${SECONDS} s] $*"; }  # elapsed time, so a slow stage shows
 
 step "setup"
 bash scripts/setup.sh || exit 1
@@ -70,6 +70,7 @@ else
 fi
 
 echo
+echo "total ${SECONDS} s"
 if ((${#failed[@]})); then
   echo "FAILED: ${failed[*]}"
   exit 1
