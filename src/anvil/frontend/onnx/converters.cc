@@ -28,6 +28,7 @@ const std::map<std::string, Converter>& filled_table() {
     register_elementwise_converters();
     register_reduce_converters();
     register_nn_converters();
+    register_attention_converter();
     register_transform_converters();
     filling() = false;
   });

@@ -23,6 +23,7 @@ void register_converter(const std::string& op_type, Converter converter);
 void register_elementwise_converters();  // convert_elementwise.cc
 void register_reduce_converters();       // convert_reduce.cc
 void register_nn_converters();           // convert_nn.cc
+void register_attention_converter();     // convert_attention.cc
 void register_transform_converters();    // convert_transform.cc (also Shape, Constant, Identity, ...)
 
 }  // namespace anvil::frontend::onnx

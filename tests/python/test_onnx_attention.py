@@ -1,0 +1,145 @@
+# The ONNX Attention operator (opset 23/24) end to end: models built with onnx.helper, imported by
+# anvil.frontend.from_onnx, compiled for llvm, run on the VM and compared with a numpy float64
+# reference of the operator's definition on random inputs (seed SEED): 3-d and 4-d inputs, GQA,
+# past key/value with the present outputs, a bool or float mask (one shorter than the total
+# length), is_causal, softcap, scale, nonpad_kv_seqlen, each qk_matmul_output_mode, a symbolic
+# batch.
+import numpy as np
+import pytest
+
+import anvil
+from conftest import SEED, require
+
+try:
+    import onnx as O
+except ImportError:
+    O = None
+
+
+def _reference(q, k, v, mask=None, past_k=None, past_v=None, nonpad=None, q_heads=None, kv_heads=None,
+               scale=None, softcap=0.0, is_causal=False, mode=0):
+    """Y, present_key, present_value, qk_matmul_output in float64, as the operator defines them."""
+    q, k, v = (x.astype(np.float64) for x in (q, k, v))
+    three_d = q.ndim == 3
+    if three_d:
+        b, s = q.shape[:2]
+        q = q.reshape(b, s, q_heads, -1).transpose(0, 2, 1, 3)
+        k = k.reshape(b, k.shape[1], kv_heads, -1).transpose(0, 2, 1, 3)
+        v = v.reshape(b, v.shape[1], kv_heads, -1).transpose(0, 2, 1, 3)
+    past = 0
+    if past_k is not None:
+        past = past_k.shape[2]
+        k = np.concatenate([past_k.astype(np.float64), k], axis=2)
+        v = np.concatenate([past_v.astype(np.float64), v], axis=2)
+    present_k, present_v = k, v
+    group = q.shape[1] // k.shape[1]
+    k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
+    scale = 1 / np.sqrt(q.shape[-1]) if scale is None else scale
+    qk = q @ k.transpose(0, 1, 3, 2) * scale
+    stages = [qk]
+    if softcap > 0:
+        qk = softcap * np.tanh(qk / softcap)
+    stages.append(qk)
+    total = k.shape[2]
+    bias = np.zeros(qk.shape[-2:])
+    if mask is not None:
+        m = np.where(mask, 0.0, -np.inf) if mask.dtype == bool else mask.astype(np.float64)
+        pad = total - m.shape[-1]
+        if pad > 0:
+            m = np.concatenate([m, np.full(m.shape[:-1] + (pad,), -np.inf)], axis=-1)
+        bias = bias + m
+    if is_causal:
+        rows, cols = np.arange(q.shape[2])[:, None] + past, np.arange(total)[None, :]
+        bias = bias + np.where(rows < cols, -np.inf, 0.0)
+    if nonpad is not None:
+        keep = np.arange(total)[None, :] < nonpad[:, None]
+        bias = bias + np.where(keep, 0.0, -np.inf)[:, None, None, :]
+    qk = qk + bias
+    stages.append(qk)
+    e = np.exp(qk - qk.max(axis=-1, keepdims=True))
+    p = e / e.sum(axis=-1, keepdims=True)
+    stages.append(p)
+    y = p @ v
+    if three_d:
+        y = y.transpose(0, 2, 1, 3).reshape(y.shape[0], y.shape[2], -1)
+    return y, present_k, present_v, stages[mode]
+
+
+def _run(inputs, outputs, attrs, opset=23, symbolic_batch=True):
+    """Attention over `inputs` (name -> array or None for an omitted input) on anvil."""
+    h, T = O.helper, O.TensorProto
+    names = ["Q", "K", "V", "attn_mask", "past_key", "past_value", "nonpad_kv_seqlen"]
+    given = [n if inputs.get(n) is not None else "" for n in names]
+    while given and not given[-1]:
+        given.pop()
+    infos = []
+    for n in given:
+        if not n:
+            continue
+        a = inputs[n]
+        shape = list(a.shape)
+        if symbolic_batch and n in ("Q", "K", "V", "past_key", "past_value"):
+            shape[0] = "batch"
+        infos.append(h.make_tensor_value_info(n, O.helper.np_dtype_to_tensor_dtype(a.dtype), shape))
+    outs = [h.make_tensor_value_info(o, T.FLOAT, None) if o else "" for o in outputs]
+    node = h.make_node("Attention", given, list(outputs), **attrs)
+    g = h.make_graph([node], "t", infos, [o for o in outs if o])
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    model.ir_version = 10
+    exe = anvil.compile(anvil.frontend.from_onnx(model), "llvm")
+    got = anvil.runtime.VirtualMachine(exe, anvil.cpu())["main"](*[inputs[n] for n in given if n])
+    got = got if isinstance(got, (list, tuple)) else [got]
+    return [g.numpy() if hasattr(g, "numpy") else np.asarray(g) for g in got]
+
+
+CASES = {
+    # name: (shapes and inputs, attributes, outputs)
+    "4d_gqa_past_causal_bool_mask_qk_softmax": dict(
+        q=(2, 6, 3, 8), k=(2, 2, 5, 8), v=(2, 2, 5, 4), past=7, mask=("bool", (3, 12)),
+        attrs=dict(is_causal=1, qk_matmul_output_mode=3), outputs=["Y", "present_key", "present_value", "qk"]),
+    "3d_gqa_softcap_scale_short_float_mask": dict(
+        q=(2, 4, 24), k=(2, 6, 8), v=(2, 6, 20), mask=("float", (4, 4)),
+        attrs=dict(q_num_heads=6, kv_num_heads=2, softcap=1.5, scale=0.3, qk_matmul_output_mode=1),
+        outputs=["Y", "", "", "qk"]),
+    "3d_past_mask_bias_mode2": dict(
+        q=(1, 3, 16), k=(1, 3, 16), v=(1, 3, 8), past=2, mask=("float", (1, 2, 3, 5)),
+        attrs=dict(q_num_heads=2, kv_num_heads=2, qk_matmul_output_mode=2),
+        outputs=["Y", "present_key", "present_value", "qk"]),
+    "4d_nonpad_kv_seqlen_opset24": dict(
+        q=(2, 3, 4, 8), k=(2, 3, 6, 8), v=(2, 3, 6, 10), nonpad=[4, 6], opset=24,
+        attrs=dict(), outputs=["Y"]),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_attention_matches_numpy(name):
+    require(O is not None, "pip package onnx (scripts/setup.sh)")
+    require(hasattr(anvil, "frontend"), "anvil.frontend (the ONNX importer)")
+    c = CASES[name]
+    rng = np.random.default_rng([SEED, list(CASES).index(name)])
+    f = lambda *s: rng.uniform(-1, 1, s).astype(np.float32)  # noqa: E731
+    inputs = {"Q": f(*c["q"]), "K": f(*c["k"]), "V": f(*c["v"])}
+    four_d = len(c["q"]) == 4
+    kv_heads = c["k"][1] if four_d else c["attrs"]["kv_num_heads"]
+    if "past" in c:
+        b = c["q"][0]
+        hk = c["k"][3] if four_d else c["k"][2] // kv_heads
+        hv = c["v"][3] if four_d else c["v"][2] // kv_heads
+        inputs["past_key"], inputs["past_value"] = f(b, kv_heads, c["past"], hk), f(b, kv_heads, c["past"], hv)
+    if "mask" in c:
+        kind, shape = c["mask"]
+        inputs["attn_mask"] = rng.uniform(size=shape) > 0.3 if kind == "bool" else f(*shape)
+        if kind == "bool":
+            inputs["attn_mask"][..., 0] = True  # no fully masked row (a NaN row)
+    if "nonpad" in c:
+        inputs["nonpad_kv_seqlen"] = np.array(c["nonpad"], dtype=np.int64)
+    got = _run(inputs, c["outputs"], c["attrs"], opset=c.get("opset", 23))
+    want = _reference(inputs["Q"], inputs["K"], inputs["V"], inputs.get("attn_mask"), inputs.get("past_key"),
+                      inputs.get("past_value"), inputs.get("nonpad_kv_seqlen"), c["attrs"].get("q_num_heads"),
+                      c["attrs"].get("kv_num_heads"), c["attrs"].get("scale"), c["attrs"].get("softcap", 0.0),
+                      bool(c["attrs"].get("is_causal", 0)), c["attrs"].get("qk_matmul_output_mode", 0))
+    wanted = [w for w, o in zip(want, c["outputs"] + [""] * 4) if o]
+    assert len(got) == len(wanted), f"{name}: {len(got)} outputs, expected {len(wanted)}"
+    for i, (g, w) in enumerate(zip(got, wanted)):
+        assert g.shape == w.shape, f"{name} output {i} (seed {SEED}): shape {g.shape}, expected {w.shape}"
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5, err_msg=f"{name} output {i} (seed {SEED})")
