@@ -30,6 +30,7 @@ const std::map<std::string, Converter>& filled_table() {
     register_nn_converters();
     register_attention_converter();
     register_transform_converters();
+    register_quantize_converters();
     filling() = false;
   });
   return table();

@@ -25,5 +25,6 @@ void register_reduce_converters();       // convert_reduce.cc
 void register_nn_converters();           // convert_nn.cc
 void register_attention_converter();     // convert_attention.cc
 void register_transform_converters();    // convert_transform.cc (also Shape, Constant, Identity, ...)
+void register_quantize_converters();     // convert_quantize.cc (QuantizeLinear, DequantizeLinear)
 
 }  // namespace anvil::frontend::onnx
