@@ -19,18 +19,18 @@
 #include "anvil/ops/lower_call.h"
 #include "anvil/ops/prepack.h"
 #include "anvil/ops/strategy.h"
-#include "anvil/te/lower.h"
 #include "anvil/pipeline/build.h"
 #include "anvil/runtime/function.h"
 #include "anvil/runtime/register.h"
 #include "anvil/runtime/tensor.h"
+#include "anvil/te/lower.h"
 #include "anvil/tir/printer.h"
 
 namespace anvil::ops {
 namespace {
 
-using graph::AttrValue;
 using graph::Attrs;
+using graph::AttrValue;
 using graph::Type;
 using Shape = std::vector<int64_t>;
 
@@ -83,7 +83,8 @@ Kernel build_with_relu(const std::string& op, const std::vector<Type>& types, co
   }
   te::Tensor out = impl.compute(*call.as<graph::CallNode>(), ins)[0];
   te::Tensor relu = te::compute(
-      out.shape(), [&](const std::vector<ir::Var>& i) { return ir::max(out(std::vector<ir::PrimExpr>(i.begin(), i.end())), 0.0f); },
+      out.shape(),
+      [&](const std::vector<ir::Var>& i) { return ir::max(out(std::vector<ir::PrimExpr>(i.begin(), i.end())), 0.0f); },
       "relu");
   te::Schedule s = te::create_schedule({relu});
   impl.schedule(s, {relu}, Target::parse("llvm"));
@@ -208,7 +209,8 @@ void check_conv(const Conv& c, std::mt19937& rng, const ir::Var& n) {
           for (int64_t ci = 0; ci < Cg; ++ci)
             for (int64_t r = 0; r < R; ++r)
               for (int64_t s = 0; s < S; ++s) {
-                int64_t iy = y * c.strides[0] + r * c.dil[0] - c.pad[0], ix = q * c.strides[1] + s * c.dil[1] - c.pad[1];
+                int64_t iy = y * c.strides[0] + r * c.dil[0] - c.pad[0],
+                        ix = q * c.strides[1] + s * c.dil[1] - c.pad[1];
                 if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
                 int64_t ch = (o / og) * Cg + ci;
                 double p = double(x.v[((b * C + ch) * H + iy) * W + ix]) * w.v[((o * Cg + ci) * R + r) * S + s];
@@ -284,10 +286,14 @@ TEST_F(NnKernels, SchedulesTakeAnElementwiseEpilogue) {
   };
   std::vector<Case> cases = {
       {"nn.conv2d", {{2, 16, 9, 9}, {32, 16, 3, 3}}, {{"padding", AttrValue::ints({1, 1, 1, 1})}}, {2, 32, 9, 9}},
-      {"nn.conv2d", {{1, 12, 9, 9}, {12, 1, 3, 3}}, {{"groups", AttrValue(12)}, {"strides", AttrValue::ints({2, 2})}},
+      {"nn.conv2d",
+       {{1, 12, 9, 9}, {12, 1, 3, 3}},
+       {{"groups", AttrValue(12)}, {"strides", AttrValue::ints({2, 2})}},
        {1, 12, 4, 4}},
       {"nn.max_pool2d", {{1, 3, 9, 9}}, {{"pool_size", AttrValue::ints({3, 3})}}, {1, 3, 7, 7}},
-      {"nn.avg_pool2d", {{1, 3, 9, 9}}, {{"pool_size", AttrValue::ints({2, 2})}, {"strides", AttrValue::ints({2, 2})}},
+      {"nn.avg_pool2d",
+       {{1, 3, 9, 9}},
+       {{"pool_size", AttrValue::ints({2, 2})}, {"strides", AttrValue::ints({2, 2})}},
        {1, 3, 4, 4}},
       {"matmul", {{13, 29}, {29, 41}}, {}, {13, 41}},
       {"matmul", {{2, 7, 9}, {2, 9, 11}}, {}, {2, 7, 11}},
@@ -383,9 +389,9 @@ struct Pool {
 };
 
 void check_pool(const std::string& op, const Pool& p, std::mt19937& rng, bool symbolic, const ir::Var& n) {
-  Attrs a{{"pool_size", AttrValue::ints(p.k)},      {"strides", AttrValue::ints(p.strides)},
-          {"padding", AttrValue::ints(p.pad)},      {"dilation", AttrValue::ints(p.dil)},
-          {"ceil_mode", AttrValue(p.ceil_mode)},    {"count_include_pad", AttrValue(p.include_pad)}};
+  Attrs a{{"pool_size", AttrValue::ints(p.k)},   {"strides", AttrValue::ints(p.strides)},
+          {"padding", AttrValue::ints(p.pad)},   {"dilation", AttrValue::ints(p.dil)},
+          {"ceil_mode", AttrValue(p.ceil_mode)}, {"count_include_pad", AttrValue(p.include_pad)}};
   Kernel k = build(op, {symbolic ? sym(p.x, n) : Type::tensor(p.x, f32)}, a);
   const int64_t N = p.x[0], C = p.x[1], H = p.x[2], W = p.x[3];
   auto osize = [&](int64_t in, int d) {
@@ -440,7 +446,8 @@ TEST_F(NnKernels, GlobalPools) {
     for (int64_t p = 0; p < 3 * 37; ++p) {
       double acc = std::string(op) == "nn.global_max_pool2d" ? -INFINITY : 0;
       for (int64_t i = 0; i < 49; ++i)
-        acc = std::string(op) == "nn.global_max_pool2d" ? std::max(acc, double(x.v[p * 49 + i])) : acc + x.v[p * 49 + i];
+        acc =
+            std::string(op) == "nn.global_max_pool2d" ? std::max(acc, double(x.v[p * 49 + i])) : acc + x.v[p * 49 + i];
       want.push_back(std::string(op) == "nn.global_max_pool2d" ? acc : acc / 49);
     }
     expect_close(run(k, {x}, {3, 37, 1, 1}, {{"n", 3}}), want, {}, op);
@@ -460,8 +467,7 @@ void moments(const std::vector<float>& v, int64_t outer, int64_t inner, int64_t 
 
 TEST_F(NnKernels, BatchNorm) {
   Shape s = {2, 37, 5, 3};
-  Kernel k = build("nn.batch_norm", {sym(s, n), ts({37}, f32), ts({37}, f32),
-                                     ts({37}, f32), ts({37}, f32)},
+  Kernel k = build("nn.batch_norm", {sym(s, n), ts({37}, f32), ts({37}, f32), ts({37}, f32), ts({37}, f32)},
                    {{"epsilon", AttrValue(1e-3)}});
   Data x = random(s, rng), g = random({37}, rng), b = random({37}, rng), m = random({37}, rng),
        v = random({37}, rng, 0.1f, 2.0f);
@@ -473,47 +479,51 @@ TEST_F(NnKernels, BatchNorm) {
   expect_close(run(k, {x, g, b, m, v}, s, {{"n", 2}}), want, {}, "batch_norm");
 }
 
+// Row lengths 37 (one scalar reduction) and 64 (a multiple of the vector: lane partials, then the lanes).
 TEST_F(NnKernels, LayerNormAndRmsNorm) {
-  Shape s = {3, 5, 37};
-  Data x = random(s, rng), g = random({37}, rng), b = random({37}, rng);
-  Kernel k = build("nn.layer_norm", {sym(s, n), ts({37}, f32), ts({37}, f32)},
-                   {{"axis", AttrValue(-1)}, {"epsilon", AttrValue(1e-5)}});
-  std::vector<double> want, want_rms;
-  for (int64_t o = 0; o < 15; ++o) {
-    double mean, var, ms = 0;
-    moments(x.v, 15, 37, o, mean, var);
-    for (int64_t i = 0; i < 37; ++i) ms += double(x.v[o * 37 + i]) * x.v[o * 37 + i];
-    ms /= 37;
-    for (int64_t i = 0; i < 37; ++i) {
-      want.push_back((x.v[o * 37 + i] - mean) / std::sqrt(var + 1e-5) * g.v[i] + b.v[i]);
-      want_rms.push_back(x.v[o * 37 + i] / std::sqrt(ms + 1e-5) * g.v[i]);
+  for (const int64_t L : {37, 64}) {
+    Shape s = {3, 5, L};
+    Data x = random(s, rng), g = random({L}, rng), b = random({L}, rng);
+    Kernel k = build("nn.layer_norm", {sym(s, n), ts({L}, f32), ts({L}, f32)},
+                     {{"axis", AttrValue(-1)}, {"epsilon", AttrValue(1e-5)}});
+    std::vector<double> want, want_rms;
+    for (int64_t o = 0; o < 15; ++o) {
+      double mean, var, ms = 0;
+      moments(x.v, 15, L, o, mean, var);
+      for (int64_t i = 0; i < L; ++i) ms += double(x.v[o * L + i]) * x.v[o * L + i];
+      ms /= double(L);
+      for (int64_t i = 0; i < L; ++i) {
+        want.push_back((x.v[o * L + i] - mean) / std::sqrt(var + 1e-5) * g.v[i] + b.v[i]);
+        want_rms.push_back(x.v[o * L + i] / std::sqrt(ms + 1e-5) * g.v[i]);
+      }
     }
+    expect_close(run(k, {x, g, b}, s, {{"n", 3}}), want, {}, "layer_norm " + std::to_string(L));
+    Kernel r = build("nn.rms_norm", {sym(s, n), ts({L}, f32)}, {{"axis", AttrValue(2)}, {"epsilon", AttrValue(1e-5)}});
+    expect_close(run(r, {x, g}, s, {{"n", 3}}), want_rms, {}, "rms_norm " + std::to_string(L));
+    // Over the last two dims, without beta.
+    Data g2 = random({5, L}, rng);
+    Kernel k2 = build("nn.layer_norm", {Type::tensor(s, f32), ts({5, L}, f32)}, {{"axis", AttrValue(1)}});
+    std::vector<double> want2;
+    for (int64_t o = 0; o < 3; ++o) {
+      double mean, var;
+      moments(x.v, 3, 5 * L, o, mean, var);
+      for (int64_t i = 0; i < 5 * L; ++i)
+        want2.push_back((x.v[o * 5 * L + i] - mean) / std::sqrt(var + 1e-5) * g2.v[i]);
+    }
+    expect_close(run(k2, {x, g2}, s), want2, {}, "layer_norm axis 1");
   }
-  expect_close(run(k, {x, g, b}, s, {{"n", 3}}), want, {}, "layer_norm");
-  Kernel r = build("nn.rms_norm", {sym(s, n), ts({37}, f32)}, {{"axis", AttrValue(2)}, {"epsilon", AttrValue(1e-5)}});
-  expect_close(run(r, {x, g}, s, {{"n", 3}}), want_rms, {}, "rms_norm");
-  // Over the last two dims, without beta.
-  Data g2 = random({5, 37}, rng);
-  Kernel k2 = build("nn.layer_norm", {Type::tensor(s, f32), ts({5, 37}, f32)}, {{"axis", AttrValue(1)}});
-  std::vector<double> want2;
-  for (int64_t o = 0; o < 3; ++o) {
-    double mean, var;
-    moments(x.v, 3, 185, o, mean, var);
-    for (int64_t i = 0; i < 185; ++i) want2.push_back((x.v[o * 185 + i] - mean) / std::sqrt(var + 1e-5) * g2.v[i]);
-  }
-  expect_close(run(k2, {x, g2}, s), want2, {}, "layer_norm axis 1");
 }
 
 TEST_F(NnKernels, InstanceAndGroupNorm) {
   Shape s = {2, 6, 5, 7};
   Data x = random(s, rng), g = random({6}, rng), b = random({6}, rng);
-  Kernel k = build("nn.instance_norm", {sym(s, n), ts({6}, f32), ts({6}, f32)},
-                   {{"epsilon", AttrValue(1e-5)}});
+  Kernel k = build("nn.instance_norm", {sym(s, n), ts({6}, f32), ts({6}, f32)}, {{"epsilon", AttrValue(1e-5)}});
   std::vector<double> want;
   for (int64_t o = 0; o < 12; ++o) {
     double mean, var;
     moments(x.v, 12, 35, o, mean, var);
-    for (int64_t i = 0; i < 35; ++i) want.push_back((x.v[o * 35 + i] - mean) / std::sqrt(var + 1e-5) * g.v[o % 6] + b.v[o % 6]);
+    for (int64_t i = 0; i < 35; ++i)
+      want.push_back((x.v[o * 35 + i] - mean) / std::sqrt(var + 1e-5) * g.v[o % 6] + b.v[o % 6]);
   }
   expect_close(run(k, {x, g, b}, s, {{"n", 2}}), want, {}, "instance_norm");
   Kernel gn = build("nn.group_norm", {Type::tensor(s, f32), ts({6}, f32), ts({6}, f32)},
@@ -534,8 +544,9 @@ TEST_F(NnKernels, Lrn) {
   Shape s = {2, 7, 3, 4};
   Data x = random(s, rng);
   const double alpha = 1e-2, beta = 0.75, bias = 2.0;
-  Kernel k = build("nn.lrn", {Type::tensor(s, f32)},
-                   {{"size", AttrValue(4)}, {"alpha", AttrValue(alpha)}, {"beta", AttrValue(beta)}, {"bias", AttrValue(bias)}});
+  Kernel k = build(
+      "nn.lrn", {Type::tensor(s, f32)},
+      {{"size", AttrValue(4)}, {"alpha", AttrValue(alpha)}, {"beta", AttrValue(beta)}, {"bias", AttrValue(bias)}});
   std::vector<double> want;
   for (int64_t i = 0; i < numel(s); ++i) {
     int64_t c = (i / 12) % 7, base = i - c * 12;
@@ -548,22 +559,25 @@ TEST_F(NnKernels, Lrn) {
 }
 
 TEST_F(NnKernels, SoftmaxAndLogSoftmax) {
-  Shape s = {3, 4, 37};
-  Data x = random(s, rng, -20, 20);  // large values: the max subtraction matters
-  for (int64_t axis : {-1, 1}) {
-    for (bool log : {false, true}) {
-      Kernel k = build(log ? "nn.log_softmax" : "nn.softmax", {sym(s, n)}, {{"axis", AttrValue(axis)}});
-      const int64_t len = axis == -1 ? 37 : 4, stride = axis == -1 ? 1 : 37;
-      std::vector<double> want(size_t(numel(s)));
-      for (int64_t i = 0; i < numel(s); ++i) {
-        int64_t pos = (i / stride) % len, base = i - pos * stride;
-        double mx = -INFINITY, sum = 0;
-        for (int64_t j = 0; j < len; ++j) mx = std::max(mx, double(x.v[base + j * stride]));
-        for (int64_t j = 0; j < len; ++j) sum += std::exp(x.v[base + j * stride] - mx);
-        want[i] = log ? x.v[i] - mx - std::log(sum) : std::exp(x.v[i] - mx) / sum;
+  for (const int64_t L : {37, 48}) {  // 48: lane partials (see LayerNormAndRmsNorm)
+    Shape s = {3, 4, L};
+    Data x = random(s, rng, -20, 20);  // large values: the max subtraction matters
+    for (int64_t axis : {-1, 1}) {
+      for (bool log : {false, true}) {
+        Kernel k = build(log ? "nn.log_softmax" : "nn.softmax", {sym(s, n)}, {{"axis", AttrValue(axis)}});
+        const int64_t len = axis == -1 ? L : 4, stride = axis == -1 ? 1 : L;
+        std::vector<double> want(size_t(numel(s)));
+        for (int64_t i = 0; i < numel(s); ++i) {
+          int64_t pos = (i / stride) % len, base = i - pos * stride;
+          double mx = -INFINITY, sum = 0;
+          for (int64_t j = 0; j < len; ++j) mx = std::max(mx, double(x.v[base + j * stride]));
+          for (int64_t j = 0; j < len; ++j) sum += std::exp(x.v[base + j * stride] - mx);
+          want[i] = log ? x.v[i] - mx - std::log(sum) : std::exp(x.v[i] - mx) / sum;
+        }
+        expect_close(run(k, {x}, s, {{"n", 3}}), want, {},
+                     std::string(log ? "log_softmax" : "softmax") + " axis " + std::to_string(axis) + " length " +
+                         std::to_string(L));
       }
-      expect_close(run(k, {x}, s, {{"n", 3}}), want, {}, std::string(log ? "log_softmax" : "softmax") + " axis " +
-                                                            std::to_string(axis));
     }
   }
 }
@@ -578,7 +592,8 @@ std::vector<double> run_half(Kernel& k, const std::vector<Data>& ins, const Shap
   std::vector<Tensor> keep;
   for (const Data& d : ins) {
     keep.push_back(Tensor::empty(std::span<const int64_t>(d.shape), f16));
-    for (size_t i = 0; i < d.v.size(); ++i) static_cast<uint16_t*>(keep.back().data())[i] = ir::double_to_half_bits(d.v[i]);
+    for (size_t i = 0; i < d.v.size(); ++i)
+      static_cast<uint16_t*>(keep.back().data())[i] = ir::double_to_half_bits(d.v[i]);
   }
   keep.push_back(Tensor::empty(std::span<const int64_t>(out_shape), f16));
   for (const Tensor& t : keep) args.emplace_back(t);
@@ -651,7 +666,8 @@ TEST_F(NnKernels, Conv2dSpeedAgainstNaiveLoop) {
           for (int r = 0; r < 3; ++r)
             for (int s = 0; s < 3; ++s) {
               int iy = y + r - 1, ix = q + s - 1;
-              if (iy >= 0 && iy < 56 && ix >= 0 && ix < 56) acc += x.v[(c * 56 + iy) * 56 + ix] * w.v[((o * 64 + c) * 3 + r) * 3 + s];
+              if (iy >= 0 && iy < 56 && ix >= 0 && ix < 56)
+                acc += x.v[(c * 56 + iy) * 56 + ix] * w.v[((o * 64 + c) * 3 + r) * 3 + s];
             }
         out[(o * 56 + y) * 56 + q] = acc;
       }
@@ -675,8 +691,9 @@ TEST_F(NnKernels, Conv2dSpeedAgainstNaiveLoop) {
   run(pre, {xd, wp}, x7, {}, 2, &t_pre);
   run(pre, {xd, wp}, x7, {}, 5, &t_pre);
   const double g7 = 2.0 * 512 * 49 * 512 * 9 / 1e9;
-  std::printf("conv2d 512x7x7 3x3: weight packed in the kernel %.3f ms (%.1f GFLOP/s), prepacked %.3f ms (%.1f GFLOP/s)\n",
-              t_in * 1e3, g7 / t_in, t_pre * 1e3, g7 / t_pre);
+  std::printf(
+      "conv2d 512x7x7 3x3: weight packed in the kernel %.3f ms (%.1f GFLOP/s), prepacked %.3f ms (%.1f GFLOP/s)\n",
+      t_in * 1e3, g7 / t_in, t_pre * 1e3, g7 / t_pre);
 }
 
 }  // namespace

@@ -129,6 +129,20 @@ void schedule_reductions_then_injective(te::Schedule& s, const std::vector<te::T
       s[t].compute_inline();
       continue;
     }
+    const std::string& name = t.name();
+    const size_t suffix = std::char_traits<char>::length(kLanePartialSuffix);
+    if (t.ndim() >= 2 && name.size() > suffix && name.compare(name.size() - suffix, suffix, kLanePartialSuffix) == 0) {
+      // Lane partials: outer axes parallel, then the reduction, the lane axis one vector inside it.
+      te::Stage& st = s[t];
+      std::vector<te::IterVar> lead(t.axis().begin(), t.axis().end() - 1);
+      te::IterVar outer = fuse_all_parallel(st, lead);
+      std::vector<te::IterVar> order = {outer};
+      for (const te::IterVar& r : t.reduce_axis()) order.push_back(r);
+      order.push_back(t.axis().back());
+      st.reorder(order);
+      st.vectorize(t.axis().back());
+      continue;
+    }
     if (!t.axis().empty()) fuse_all_parallel(s[t], t.axis());
   }
   for (const te::Tensor& o : outputs) schedule_injective_output(s, o, target);

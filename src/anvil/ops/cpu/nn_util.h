@@ -35,9 +35,15 @@ void schedule_row_reduction(te::Schedule& s, const te::Tensor& out, const Target
 // reduction's vector computed at the output's vector loop.
 void schedule_row_reduction(te::Schedule& s, const te::Tensor& out, const te::Tensor& reduction, const Target& target);
 
+// A row reduction split for vectors (norm.cc reduce_over) names its lane-wise partial stage
+// "<name>" + kLanePartialSuffix; its last axis holds one vector of kReductionVectorBytes.
+inline constexpr const char* kLanePartialSuffix = "_lanes";
+inline constexpr int kReductionVectorBytes = 64;
+
 // Every compute stage with a reduction axis reachable from `outputs` (not an output itself)
-// computed at root with its outer axes fused and parallel; the rest inlined; outputs by
-// schedule_injective_output. For normalisations and softmax.
+// computed at root with its outer axes fused and parallel (a lane-partial stage: its lane axis
+// vectorised inside the reduction loop); the rest inlined; outputs by schedule_injective_output.
+// For normalisations and softmax.
 void schedule_reductions_then_injective(te::Schedule& s, const std::vector<te::Tensor>& outputs, const Target& target);
 
 // For schedules that may receive elementwise epilogues fused after their anchor stage (bias

@@ -7,6 +7,7 @@
 // the output is one vectorised elementwise pass. Variance is the mean of squared deviations
 // from the mean (two passes, no E[x²] - E[x]² cancellation); softmax subtracts the maximum
 // (and computes float16/bfloat16 in float32).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -42,9 +43,38 @@ std::vector<PrimExpr> stats_index(const std::vector<Var>& i, const std::vector<b
   return idx;
 }
 
-// A reduction over the `reduced` dims of f(data index), shaped by kept_shape.
+// A reduction over the `reduced` dims of f(data index), shaped by kept_shape. A reduction over
+// the last dim alone whose length is a constant multiple of a vector (at least two) goes in two
+// stages so it vectorises: lane-wise partial results over the row's contiguous vectors (stage
+// "<name>_lanes", see schedule_reductions_then_injective), then a short reduction of the lanes.
 te::Tensor reduce_over(const te::Tensor& x, const std::vector<bool>& reduced, bool is_max,
                        const std::function<PrimExpr(const std::vector<PrimExpr>&)>& f, const std::string& name) {
+  const int nd = x.ndim();
+  const int lanes = kReductionVectorBytes / std::max(1, x.dtype().bits() / 8);
+  const std::optional<int64_t> len = nd > 0 ? ir::as_const_int(x.shape()[nd - 1]) : std::nullopt;
+  if (nd > 0 && std::count(reduced.begin(), reduced.end(), true) == 1 && reduced[nd - 1] && len &&
+      *len % lanes == 0 && *len >= 2 * lanes) {
+    std::vector<PrimExpr> lanes_shape = x.shape();
+    lanes_shape[nd - 1] = ir::int_imm(lanes);
+    te::IterVar ro = te::reduce_axis(0, static_cast<int>(*len / lanes), "ro");
+    te::Tensor part = te::compute(
+        lanes_shape,
+        [&](const std::vector<Var>& i) {
+          std::vector<PrimExpr> idx(i.begin(), i.end());
+          idx[nd - 1] = ro * lanes + i[nd - 1];
+          return is_max ? te::max(f(idx), {ro}) : te::sum(f(idx), {ro});
+        },
+        name + std::string(kLanePartialSuffix));
+    te::IterVar rl = te::reduce_axis(0, lanes, "rl");
+    return te::compute(
+        kept_shape(x, reduced),
+        [&](const std::vector<Var>& i) {
+          std::vector<PrimExpr> idx(i.begin(), i.end());
+          idx[nd - 1] = rl;
+          return is_max ? te::max(part(idx), {rl}) : te::sum(part(idx), {rl});
+        },
+        name);
+  }
   std::vector<te::IterVar> axes;
   std::vector<int> axis_of(x.ndim(), -1);
   for (int d = 0; d < x.ndim(); ++d)
