@@ -288,6 +288,7 @@ std::vector<Tensor> space_to_depth(const CallNode& call, const std::vector<Tenso
 }  // namespace
 
 void register_resize_strategies();          // transform_resize.cc
+void register_resize_antialias_strategies();  // transform_resize_antialias.cc
 void register_gather_scatter_strategies();  // transform_scatter.cc
 
 void register_transform_strategies() {
@@ -314,6 +315,7 @@ void register_transform_strategies() {
   reg("depth_to_space", depth_to_space);
   reg("space_to_depth", space_to_depth);
   register_resize_strategies();
+  register_resize_antialias_strategies();
   register_gather_scatter_strategies();
 }
 

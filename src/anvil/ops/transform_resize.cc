@@ -5,6 +5,7 @@
 #include "anvil/base/error.h"
 #include "anvil/ir/expr_ops.h"
 #include "anvil/ops/cpu/schedule_injective.h"
+#include "anvil/ops/resize_coords.h"
 #include "anvil/ops/strategy.h"
 
 namespace anvil::ops {
@@ -22,15 +23,13 @@ const DataType kF32 = DataType::float32();
 PrimExpr f32(const PrimExpr& e) { return e.dtype() == kF32 ? e : cast(kF32, e); }
 PrimExpr fconst(double v) { return ir::make_const(kF32, v); }
 
-struct Axis {
-  PrimExpr in, out;        // int32 extents
-  double scale_attr;       // > 0: the model's scale
-  double roi_start, roi_end;  // tf_crop_and_resize
-  PrimExpr scale() const { return scale_attr > 0 ? fconst(scale_attr) : f32(out) / f32(in); }
-};
+using Axis = ResizeAxis;
 
-// The source coordinate of output index x (float32).
-PrimExpr source_coord(const std::string& mode, const Axis& a, const PrimExpr& x) {
+}  // namespace
+
+PrimExpr ResizeAxis::scale() const { return scale_attr > 0 ? fconst(scale_attr) : f32(out) / f32(in); }
+
+PrimExpr resize_source_coord(const std::string& mode, const Axis& a, const PrimExpr& x) {
   PrimExpr xf = f32(x);
   if (mode == "half_pixel") return (xf + fconst(0.5)) / a.scale() - fconst(0.5);
   if (mode == "pytorch_half_pixel") return select(a.out > 1, (xf + fconst(0.5)) / a.scale() - fconst(0.5), fconst(0));
@@ -59,6 +58,10 @@ PrimExpr source_coord(const std::string& mode, const Axis& a, const PrimExpr& x)
   }
   not_implemented_error("resize2d: coordinate_transformation_mode '", mode, "'");
 }
+
+namespace {
+
+PrimExpr source_coord(const std::string& mode, const Axis& a, const PrimExpr& x) { return resize_source_coord(mode, a, x); }
 
 PrimExpr clamp_index(const PrimExpr& i, const PrimExpr& in) { return max(min(i, in - 1), 0); }
 PrimExpr to_int(const PrimExpr& f) { return cast(DataType::int32(), f); }

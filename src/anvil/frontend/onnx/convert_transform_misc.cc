@@ -1,6 +1,6 @@
 // Converters of GatherElements, GatherND, ScatterElements/Scatter, ScatterND, Trilu, OneHot, DepthToSpace, SpaceToDepth, Resize (opset 10:
 // scales input, asymmetric; 11+: roi/scales/sizes inputs and the coordinate modes) and
-// Upsample (asymmetric), and the helpers
+// Upsample (asymmetric); antialias 1 as resize2d_antialias; and the helpers
 // the transform family's converter files share (convert_transform_util.h).
 #include <cmath>
 #include <cstring>
@@ -228,6 +228,7 @@ std::vector<Expr> convert_resize(ImportContext& ctx) {
   std::string mode = ctx.attr_string("mode", "nearest");
   if (mode == "bilinear") mode = "linear";  // Upsample opset 7
   Attrs attrs{{"mode", mode}, {"scale_h", sh}, {"scale_w", sw}};
+  std::string op = "resize2d";
   if (old) {
     attrs["coordinate_transformation_mode"] = "asymmetric";
     bool down = (sh > 0 && sh < 1) || (sw > 0 && sw < 1);
@@ -240,7 +241,11 @@ std::vector<Expr> convert_resize(ImportContext& ctx) {
     attrs["cubic_coeff_a"] = ctx.attr_float("cubic_coeff_a", -0.75);
     attrs["exclude_outside"] = ctx.attr_int("exclude_outside", 0);
     attrs["extrapolation_value"] = ctx.attr_float("extrapolation_value", 0.0);
-    if (ctx.attr_int("antialias", 0) != 0) ctx.unsupported("Resize with antialias");
+    // antialias changes only linear and cubic (nearest ignores it).
+    if (ctx.attr_int("antialias", 0) != 0 && mode != "nearest") {
+      if (ct == "tf_crop_and_resize") ctx.unsupported("Resize with antialias and tf_crop_and_resize");
+      op = "resize2d_antialias";
+    }
     if (ct == "tf_crop_and_resize") {
       std::optional<Tensor> r = ctx.has_input(1) ? ctx.constant_input(1) : std::nullopt;
       if (!r) ctx.unsupported("tf_crop_and_resize with a roi not known at import");
@@ -253,7 +258,7 @@ std::vector<Expr> convert_resize(ImportContext& ctx) {
     }
   }
   for (PrimExpr& d : out) d = graph::dim_expr(d);
-  return {ctx.emit("resize2d", {x, graph::ShapeExpr::make(out)}, attrs)};
+  return {ctx.emit(op, {x, graph::ShapeExpr::make(out)}, attrs)};
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 //   cubic_coeff_a (-0.75), exclude_outside (0/1); scale_h, scale_w (floats: the ONNX scales when
 //   the model gave scales, whose coordinate mapping uses them rather than out/in; 0 = out/in).
 // The importer computes the output size (floor(in * scale) for scales). ONNX Resize / Upsample.
+// resize2d_antialias(data, size; the same attrs, mode linear | cubic): antialias 1, the filter
+// stretched by 1 / scale when downsampling.
 #include "anvil/base/error.h"
 #include "anvil/graph/op_registry.h"
 #include "anvil/graph/ops/op_util.h"
@@ -41,6 +43,9 @@ Type resize2d_type(const CallNode& call) {
 void register_resize_ops() {
   register_op({"resize2d", 2, 2, OpPattern::kInjective, resize2d_type,
                "resize2d(data NCHW, size; mode, coordinate_transformation_mode, ...): ONNX Resize"});
+  // A reduction per output over a scale-dependent number of taps: not fused as an injective op.
+  register_op({"resize2d_antialias", 2, 2, OpPattern::kOpaque, resize2d_type,
+               "resize2d_antialias(data NCHW, size; mode linear|cubic, ...): ONNX Resize with antialias 1"});
 }
 
 }  // namespace anvil::graph::ops

@@ -1,0 +1,21 @@
+// The source coordinate of a resize output index (ONNX Resize's coordinate_transformation_mode),
+// shared by resize2d (transform_resize.cc) and resize2d_antialias (transform_resize_antialias.cc).
+#pragma once
+
+#include <string>
+
+#include "anvil/ir/expr.h"
+
+namespace anvil::ops {
+
+struct ResizeAxis {
+  ir::PrimExpr in, out;       // int32 extents
+  double scale_attr;          // > 0: the model's scale
+  double roi_start, roi_end;  // tf_crop_and_resize
+  ir::PrimExpr scale() const;  // float32: scale_attr, or out / in
+};
+
+// The float32 source coordinate of output index x along `a` under `mode`.
+ir::PrimExpr resize_source_coord(const std::string& mode, const ResizeAxis& a, const ir::PrimExpr& x);
+
+}  // namespace anvil::ops
