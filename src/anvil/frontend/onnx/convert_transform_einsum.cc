@@ -1,5 +1,5 @@
-// Einsum (opset 12) without repeated indices inside one operand (no diagonals): one or two
-// operands. "...ij,...jk->...ik" becomes matmul; every other form becomes transposes and
+// Einsum (opset 12) of one or two operands; an index repeated inside one operand takes that
+// diagonal first (static dims). "...ij,...jk->...ik" becomes matmul; every other form becomes transposes and
 // expand_dims onto one index order (output indices, then summed ones), a broadcast multiply
 // and a sum over the summed indices. Ellipses broadcast from the right, as numpy's.
 #include <map>
@@ -55,9 +55,6 @@ Equation parse(ImportContext& ctx, std::string eq, const std::vector<int>& ranks
     expand(e.inputs[i], ranks[i]);
     if (static_cast<int>(e.inputs[i].size()) != ranks[i])
       ctx.bad_model(str_cat("operand ", i, " ('", e.inputs[i], "') does not match its rank ", ranks[i]));
-    std::set<char> seen;
-    for (char c : e.inputs[i])
-      if (!seen.insert(c).second) ctx.unsupported("Einsum with a repeated index in one operand (a diagonal)");
   }
   if (explicit_out) {
     expand(rhs, -1);
@@ -74,6 +71,35 @@ Equation parse(ImportContext& ctx, std::string eq, const std::vector<int>& ranks
   return e;
 }
 
+// An index repeated inside one operand ("ii" of a diagonal) takes the diagonal: the two axes moved
+// last, merged (n * n), and every (n + 1)-th element kept, until every index is single.
+Expr take_diagonals(ImportContext& ctx, Expr x, std::string& term) {
+  for (size_t p = 0; p < term.size(); ++p) {
+    size_t q = term.find(term[p], p + 1);
+    if (q == std::string::npos) continue;
+    const graph::Type& t = x.type();
+    std::optional<int64_t> a = ir::as_const_int(t.dim(static_cast<int>(p))), b = ir::as_const_int(t.dim(static_cast<int>(q)));
+    if (!a || !b) ctx.unsupported("Einsum with a diagonal over a symbolic dim");
+    if (*a != *b) ctx.bad_model(str_cat("index '", term[p], "' has sizes ", *a, " and ", *b, " in one operand"));
+    std::vector<int64_t> perm;
+    std::string rest;
+    std::vector<PrimExpr> shape;
+    for (size_t k = 0; k < term.size(); ++k)
+      if (k != p && k != q) perm.push_back(static_cast<int64_t>(k)), rest += term[k], shape.push_back(t.dim(static_cast<int>(k)));
+    perm.push_back(static_cast<int64_t>(p)), perm.push_back(static_cast<int64_t>(q));
+    x = ctx.emit("transpose", {x}, {{"axes", AttrValue::ints(perm)}});
+    shape.push_back(ir::int_imm(*a * *a));
+    for (PrimExpr& d : shape) d = graph::dim_expr(d);
+    x = ctx.emit("reshape", {x, graph::ShapeExpr::make(shape)});
+    const int64_t last = static_cast<int64_t>(shape.size()) - 1;
+    x = ctx.emit("strided_slice", {x}, {{"begin", AttrValue::ints({0})}, {"end", AttrValue::ints({*a * *a})},
+                                         {"strides", AttrValue::ints({*a + 1})}, {"axes", AttrValue::ints({last})}});
+    term = rest + term[p];
+    p = static_cast<size_t>(-1);  // rescan the new term
+  }
+  return x;
+}
+
 std::vector<Expr> convert_einsum(ImportContext& ctx) {
   int n = ctx.num_inputs();
   if (n < 1 || n > 2) ctx.unsupported(str_cat("Einsum of ", n, " operands (1 or 2 are supported)"));
@@ -84,6 +110,7 @@ std::vector<Expr> convert_einsum(ImportContext& ctx) {
     ranks.push_back(xs.back().type().ndim());
   }
   Equation e = parse(ctx, ctx.attr_string("equation"), ranks);
+  for (int i = 0; i < n; ++i) xs[i] = take_diagonals(ctx, xs[i], e.inputs[i]);
   // matmul: A = P+"ij", B = P+"jk", out = P+"ik".
   if (n == 2 && e.inputs[0].size() >= 2 && e.inputs[0].size() == e.inputs[1].size() && e.output.size() == e.inputs[0].size()) {
     const std::string &a = e.inputs[0], &b = e.inputs[1];

@@ -225,10 +225,17 @@ TEST(OnnxTransformConverters, EinsumForms) {
   EXPECT_EQ(m.type_of("t"), "Tensor[(N, 4, 3), float32]");
   EXPECT_EQ(m.type_of("mv"), "Tensor[(N, 3), float32]");
   EXPECT_EQ(m.type_of("dot"), "Tensor[(), float32]");
+  // Diagonals: a repeated index inside one operand (values: tests/python/test_onnx_einsum.py).
   Model d(12);
   d.input("a", TensorProto::FLOAT, {"2", "3", "3"});
   eq(d.node("Einsum", {"a"}, {"diag"}), "bii->bi");
-  EXPECT_THROW(d.type_of("diag"), Error);  // diagonals are NotImplementedError
+  eq(d.node("Einsum", {"a"}, {"trace"}), "bii");
+  EXPECT_EQ(d.type_of("diag"), "Tensor[(2, 3), float32]");
+  EXPECT_EQ(d.type_of("trace"), "Tensor[(2,), float32]");
+  Model sym(12);
+  sym.input("s", TensorProto::FLOAT, {"2", "N", "N"});
+  eq(sym.node("Einsum", {"s"}, {"y"}), "bii->bi");
+  EXPECT_THROW(sym.type_of("y"), Error);  // a symbolic diagonal is NotImplementedError
 }
 
 TEST(OnnxTransformConverters, SliceWithASymbolicEndFromAShapeChain) {
