@@ -293,6 +293,18 @@ tir::PrimFunc lower(const Schedule& schedule, const std::vector<LowerArg>& args,
     const Tensor& t = std::get<Tensor>(args[k]);
     if (!t.defined()) value_error("lower '", name, "': an argument tensor is undefined");
     Stage* s = sch->find_stage(t);
+    if (!s && !t.is_compute()) {
+      // A placeholder the outputs do not read (an empty reduction's input, an empty concat
+      // operand): still a parameter, so the kernel keeps its caller's argument convention.
+      const Buffer& b = t->buffer();
+      if (!arg_buffers.insert(b.get()).second) value_error("lower '", name, "': argument '", t.name(), "' is given twice");
+      for (const PrimExpr& d : b->shape()) define_vars_of(d, &defined);
+      for (const PrimExpr& st : b->strides()) define_vars_of(st, &defined);
+      define_vars_of(b->elem_offset(), &defined);
+      defined.insert(b->data().get());
+      params.push_back(b);
+      continue;
+    }
     if (!s) value_error("lower '", name, "': argument '", t.name(), "' is not part of the schedule");
     StageInfo& info = state.info(*s);
     if (!arg_buffers.insert((*s)->op->buffer().get()).second)

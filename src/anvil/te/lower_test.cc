@@ -131,5 +131,24 @@ TEST(TeLower, MaxReductionStartsFromMinusInfinity) {
   expect_close(b, want);
 }
 
+// An argument placeholder the outputs do not read (a concat operand the operator drops, the
+// input of a reduction over an empty axis) is still a parameter, in its place in the list; a
+// compute tensor outside the schedule is still an error.
+TEST(TeLower, UnreadPlaceholderArgumentStaysAParameter) {
+  Tensor A = placeholder({3}, DataType::float32(), "A");
+  Tensor Unused = placeholder({2, 0}, DataType::float32(), "Unused");
+  Tensor B = compute({3}, [&](Var i) { return A(i) * 2.0f; }, "B");
+  Schedule s = create_schedule({B});
+  tir::PrimFunc f = lower(s, {A, Unused, B}, "drops_one");
+  ASSERT_EQ(f->params().size(), 3u);
+  HostTensor a({3}), u({2, 0}), b({3});
+  fill_random(a, kSeed);
+  run(f, {a.ptr(), u.ptr(), b.ptr()});
+  expect_close(b, {2.0 * a[0], 2.0 * a[1], 2.0 * a[2]});
+  EXPECT_THROW(lower(s, {A, Unused, Unused, B}, "twice"), Error);
+  Tensor Other = compute({3}, [&](Var i) { return A(i) + 1.0f; }, "Other");
+  EXPECT_THROW(lower(s, {A, Other, B}, "not_scheduled"), Error);
+}
+
 }  // namespace
 }  // namespace anvil::te
