@@ -3,7 +3,7 @@
 // Reduce* take their axes as an attribute before opset 18 (ReduceSum: 13) and as an optional
 // input after, where noop_with_empty_axes=1 with no axes makes the node an identity. The axes
 // input must be known at import. ReduceLogSumExp is log(sum(exp(x - max))) + max, the max
-// taken with keepdims for the subtraction.
+// taken with keepdims for the subtraction. ReduceMax/Min of bool reduce 0/1 bytes.
 #include "anvil/base/error.h"
 #include "anvil/frontend/onnx/converters.h"
 #include "anvil/frontend/onnx/proto.h"
@@ -49,6 +49,13 @@ Converter reduce(std::string op, int input_opset, ExprFn pre = none, ExprFn post
     bool keep = ctx.attr_int("keepdims", 1) != 0;
     Expr x = pre(ctx, ctx.input(0));
     if (s.identity) return {post(ctx, x)};
+    // ReduceMax/Min of bool (opset 20): any/all, as the max/min of 0/1 bytes (an empty set
+    // gives uint8's 0 / 255: false / true, the identities of any and all).
+    if ((op == "max" || op == "min") && x.type().dtype() == DataType::boolean()) {
+      Expr u = ctx.emit("cast", {x}, {{"dtype", DataType::uint8()}});
+      Expr r = ctx.emit(op, {u}, reduce_attrs(s, keep));
+      return {post(ctx, ctx.emit("cast", {r}, {{"dtype", DataType::boolean()}}))};
+    }
     return {post(ctx, ctx.emit(op, {x}, reduce_attrs(s, keep)))};
   };
 }
