@@ -7,6 +7,7 @@ namespace anvil::ops {
 
 void register_nn_strategies() {
   register_conv2d_strategies();
+  register_conv3d_transpose_strategies();
   register_dense_strategies();
   register_pool_strategies();
   register_norm_strategies();

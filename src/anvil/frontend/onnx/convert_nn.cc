@@ -1,5 +1,5 @@
 // ONNX converters of the nn family (graph/ops/nn.cc): Conv, ConvTranspose (1-d through a
-// reshape to 2-d; auto_pad from static spatial dims), Gemm (alpha, beta, transA, transB, C
+// reshape to 2-d, 3-d as nn.conv3d_transpose; auto_pad and output_shape from static spatial dims), Gemm (alpha, beta, transA, transB, C
 // broadcast; a constant B is given to matmul as [K, N], transposed at import for transB), MatMul
 // (a constant 2-d B: A's leading dims flattened so the kernel is the 2-d GEMM), BatchNormalization (inference; training_mode 1: batch statistics and running outputs),
 // Instance/Layer/Group/RMS normalisation (LayerNormalization's Mean and InvStdDev outputs, its
@@ -162,6 +162,9 @@ std::vector<Expr> convert_conv(ImportContext& ctx) {
   return {lower(ctx, add_channel_bias(ctx, y, 2), win)};
 }
 
+// ConvTranspose: the pads attribute, or with output_shape / auto_pad SAME_* the pads that give the
+// wanted output size (the ONNX reference's split of the total, floor division); a negative end pad
+// (a wanted size past the natural one) becomes output padding. 3-d as nn.conv3d_transpose.
 std::vector<Expr> convert_conv_transpose(ImportContext& ctx) {
   const Type& x = input_type(ctx, 0);
   const Type& wt = input_type(ctx, 1);
@@ -169,41 +172,49 @@ std::vector<Expr> convert_conv_transpose(ImportContext& ctx) {
   const int sd = x.ndim() - 2;
   std::string auto_pad = ctx.attr_string("auto_pad", std::string("NOTSET"));
   std::vector<int64_t> opad = ctx.attr_ints("output_padding", std::vector<int64_t>(std::max(sd, 0), 0));
-  // SAME / output_shape: the pads follow from the wanted output size (ONNX's rule).
   std::vector<int64_t> out_shape;
   if (ctx.has_attr("output_shape")) {
     out_shape = ctx.attr_ints("output_shape");
     if (static_cast<int>(out_shape.size()) > sd) out_shape.erase(out_shape.begin(), out_shape.end() - sd);
   }
-  Window win;
-  {
-    // The pads attribute (or zeros) first; SAME_* and output_shape override them below.
-    Window w0 = window(ctx, x, kernel);  // validates strides/dilations/pads (auto_pad SAME: conv rule, replaced)
-    win = w0;
-  }
+  // Validates strides/dilations/pads (auto_pad SAME: the conv rule, replaced below).
+  Window nd = window_nd(ctx, x, kernel, 3);
+  if (static_cast<int>(opad.size()) != sd || (!out_shape.empty() && static_cast<int>(out_shape.size()) != sd))
+    ctx.bad_model("output_padding/output_shape do not match the " + std::to_string(sd) + "-d kernel");
   if (!out_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-    std::vector<int64_t> pads(2 * sd);
     for (int i = 0; i < sd; ++i) {
       std::optional<int64_t> in = ir::as_const_int(x.dim(2 + i));
       if (!in) ctx.unsupported("ConvTranspose output_shape/auto_pad on a symbolic spatial dim");
-      const int64_t s = win.one_d ? win.strides[1] : win.strides[i], d = win.one_d ? win.dilations[1] : win.dilations[i];
+      const int64_t s = nd.strides[i], d = nd.dilations[i];
       const int64_t want = out_shape.empty() ? *in * s : out_shape[i];
       const int64_t total = s * (*in - 1) + opad[i] + (kernel[i] - 1) * d + 1 - want;
-      const int64_t half = total / 2;
+      const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);  // floor(total / 2)
       // ONNX: SAME_UPPER puts the smaller half first; otherwise the larger half first.
-      pads[i] = auto_pad == "SAME_UPPER" ? half : total - half;
-      pads[i + sd] = auto_pad == "SAME_UPPER" ? total - half : half;
+      nd.pads[i] = auto_pad == "SAME_UPPER" ? half : total - half;
+      nd.pads[i + sd] = auto_pad == "SAME_UPPER" ? total - half : half;
     }
-    win.pads = sd == 1 ? std::vector<int64_t>{0, pads[0], 0, pads[1]} : pads;
   }
-  std::vector<int64_t> opad2 = sd == 1 ? std::vector<int64_t>{0, opad[0]} : opad;
+  for (int i = 0; i < sd; ++i) {
+    if (nd.pads[i + sd] < 0) opad[i] -= nd.pads[i + sd], nd.pads[i + sd] = 0;  // zeros past the natural end
+    if (nd.pads[i] < 0) ctx.unsupported("ConvTranspose with a negative begin padding");
+  }
+  Attrs a{{"groups", AttrValue(ctx.attr_int("group", 1))}};
   Expr w = ctx.input(1);
-  if (win.one_d) w = reshape(ctx, w, {wt.dim(0), wt.dim(1), ir::int_imm(1), wt.dim(2)});
-  Attrs a{{"strides", AttrValue::ints(win.strides)},
-          {"padding", AttrValue::ints(win.pads)},
-          {"output_padding", AttrValue::ints(opad2)},
-          {"dilation", AttrValue::ints(win.dilations)},
-          {"groups", AttrValue(ctx.attr_int("group", 1))}};
+  if (sd == 3) {
+    a["strides"] = AttrValue::ints(nd.strides), a["padding"] = AttrValue::ints(nd.pads);
+    a["output_padding"] = AttrValue::ints(opad), a["dilation"] = AttrValue::ints(nd.dilations);
+    return {add_channel_bias(ctx, ctx.emit("nn.conv3d_transpose", {ctx.input(0), w}, a), 2)};
+  }
+  Window win = nd;
+  if (sd == 1) {
+    win.one_d = true;
+    win.kernel = {1, kernel[0]}, win.strides = {1, nd.strides[0]}, win.dilations = {1, nd.dilations[0]};
+    win.pads = {0, nd.pads[0], 0, nd.pads[1]};
+    opad = {0, opad[0]};
+    w = reshape(ctx, w, {wt.dim(0), wt.dim(1), ir::int_imm(1), wt.dim(2)});
+  }
+  a["strides"] = AttrValue::ints(win.strides), a["padding"] = AttrValue::ints(win.pads);
+  a["output_padding"] = AttrValue::ints(opad), a["dilation"] = AttrValue::ints(win.dilations);
   Expr y = ctx.emit("nn.conv2d_transpose", {lift(ctx, ctx.input(0), win), w}, a);
   return {lower(ctx, add_channel_bias(ctx, y, 2), win)};
 }

@@ -2,7 +2,7 @@
 // imported, compiled for llvm and run by the VM, against naive double-precision references on
 // random inputs (seed printed): 3-d MaxPool/AveragePool (pads, strides, dilations, ceil_mode,
 // count_include_pad), MaxPool's Indices output (both storage orders), MaxPool of integers,
-// BatchNormalization's training mode.
+// BatchNormalization's training mode, 3-d ConvTranspose and output_shape past the natural size.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -268,6 +268,85 @@ TEST(OnnxRunNn, BatchNormalizationTrainingMode) {
         int64_t at = (i * C + c) * L + l;
         EXPECT_NEAR(get(y, at), (x[at] - mu) / std::sqrt(v + 1e-5) * sc[c] + b[c], 1e-4) << "element " << at;
       }
+  }
+}
+
+// Transposed convolution by scattering: every input element times every weight tap adds to the
+// output position it lands on (x [N, C, *in], w [C, O/g, *k]); the output has `out` spatial sizes.
+std::vector<double> conv_transpose_ref(const std::vector<double>& x, const std::vector<int64_t>& xs, const std::vector<double>& w,
+                                       const std::vector<int64_t>& ws, int64_t groups, const std::vector<int64_t>& st,
+                                       const std::vector<int64_t>& pads_begin, const std::vector<int64_t>& dil,
+                                       const std::vector<int64_t>& out) {
+  const int64_t N = xs[0], C = xs[1], OG = ws[1], O = OG * groups, CG = C / groups;
+  const size_t sd = out.size();
+  int64_t in_n = 1, k_n = 1, out_n = 1;
+  for (size_t a = 0; a < sd; ++a) in_n *= xs[2 + a], k_n *= ws[2 + a], out_n *= out[a];
+  std::vector<double> y(size_t(N * O * out_n), 0.0);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t i = 0; i < in_n; ++i)
+        for (int64_t o = 0; o < OG; ++o)
+          for (int64_t k = 0; k < k_n; ++k) {
+            int64_t ri = i, rk = k, lin = 0;
+            std::vector<int64_t> ii(sd), kk(sd);
+            for (size_t a = sd; a-- > 0;) ii[a] = ri % xs[2 + a], ri /= xs[2 + a], kk[a] = rk % ws[2 + a], rk /= ws[2 + a];
+            bool inside = true;
+            for (size_t a = 0; a < sd; ++a) {
+              int64_t p = ii[a] * st[a] - pads_begin[a] + kk[a] * dil[a];
+              inside = inside && p >= 0 && p < out[a];
+              lin = lin * out[a] + p;
+            }
+            if (!inside) continue;
+            int64_t oc = (c / CG) * OG + o;
+            y[size_t((n * O + oc) * out_n + lin)] += x[size_t((n * C + c) * in_n + i)] * w[size_t((c * OG + o) * k_n + k)];
+          }
+  return y;
+}
+
+TEST(OnnxRunNn, ConvTranspose3dAndAnOutputShapePastTheNaturalSize) {
+  std::mt19937 rng(kSeed + 3);
+  {
+    // 3-d, 2 groups, strides, pads, dilations, output_padding.
+    const std::vector<int64_t> xs = {2, 4, 3, 4, 3}, ws = {4, 3, 2, 3, 2}, st = {2, 1, 3}, dil = {1, 2, 1},
+                               pads = {1, 0, 1, 0, 2, 1}, opad = {1, 0, 1};
+    Model m(22);
+    set_tensor_type(m.g->add_input(), "x", TensorProto::FLOAT, {"2", "4", "3", "4", "3"});
+    set_tensor_type(m.g->add_input(), "w", TensorProto::FLOAT, {"4", "3", "2", "3", "2"});
+    NodeProto* n = m.node("ConvTranspose", {"x", "w"}, {"y"});
+    attr_ints(n, "strides", st);
+    attr_ints(n, "dilations", dil);
+    attr_ints(n, "pads", pads);
+    attr_ints(n, "output_padding", opad);
+    attr_int(n, "group", 2);
+    m.g->add_output()->set_name("y");
+    Function main = compiled_main(m);
+    std::vector<int64_t> out;
+    for (int a = 0; a < 3; ++a) out.push_back((xs[2 + a] - 1) * st[a] + dil[a] * (ws[2 + a] - 1) + 1 + opad[a] - pads[a] - pads[a + 3]);
+    std::vector<double> x = random_values(2 * 4 * 36, rng, -1, 1), w = random_values(4 * 3 * 12, rng, -1, 1);
+    for (std::vector<double>* v : {&x, &w})
+      for (double& e : *v) e = double(float(e));
+    Tensor y = main(make_tensor(xs, DataType::float32(), x), make_tensor(ws, DataType::float32(), w)).as_tensor();
+    ASSERT_EQ(y.shape(), (std::vector<int64_t>{2, 6, out[0], out[1], out[2]}));
+    std::vector<double> want = conv_transpose_ref(x, xs, w, ws, 2, st, {pads[0], pads[1], pads[2]}, dil, out);
+    for (int64_t i = 0; i < y.numel(); ++i) ASSERT_NEAR(get(y, i), want[size_t(i)], 1e-5) << "element " << i;
+  }
+  {
+    // output_shape one past the natural size: the reference's pads split the total -1 as 0 and -1.
+    Model m(22);
+    set_tensor_type(m.g->add_input(), "x", TensorProto::FLOAT, {"1", "2", "3", "3"});
+    set_tensor_type(m.g->add_input(), "w", TensorProto::FLOAT, {"2", "2", "3", "3"});
+    NodeProto* n = m.node("ConvTranspose", {"x", "w"}, {"y"});
+    attr_ints(n, "strides", {3, 2});
+    attr_ints(n, "output_shape", {10, 8});
+    m.g->add_output()->set_name("y");
+    Function main = compiled_main(m);
+    std::vector<double> x = random_values(18, rng, -1, 1), w = random_values(36, rng, -1, 1);
+    for (std::vector<double>* v : {&x, &w})
+      for (double& e : *v) e = double(float(e));
+    Tensor y = main(make_tensor({1, 2, 3, 3}, DataType::float32(), x), make_tensor({2, 2, 3, 3}, DataType::float32(), w)).as_tensor();
+    ASSERT_EQ(y.shape(), (std::vector<int64_t>{1, 2, 10, 8}));
+    std::vector<double> want = conv_transpose_ref(x, {1, 2, 3, 3}, w, {2, 2, 3, 3}, 1, {3, 2}, {0, 0}, {1, 1}, {10, 8});
+    for (int64_t i = 0; i < y.numel(); ++i) ASSERT_NEAR(get(y, i), want[size_t(i)], 1e-5) << "element " << i;
   }
 }
 

@@ -3,6 +3,7 @@
 //   nn.conv2d(data NCHW, weight OIHW; strides[2], padding[4] top,left,bottom,right, dilation[2], groups,
 //             kernel_layout "OIHW" | "OIHW<b>o": weight [O/b, I, H, W, b] from nn.conv2d_pack_weight(w; block))
 //   nn.conv2d_transpose(data, weight IOHW; strides, padding[4], output_padding[2], dilation, groups)
+//   nn.conv3d_transpose(data NCDHW, weight; strides[3], padding[6] begins then ends, output_padding[3], dilation[3], groups)
 //   nn.dense(data [..., K], weight [N, K]) -> [..., N]        matmul(a, b): numpy semantics
 //   nn.batch_norm(data, gamma, beta, mean, var; epsilon, axis)  nn.layer_norm(data, gamma[, beta]; axis, epsilon)
 //   nn.group_norm(data, gamma[, beta]; num_groups, epsilon)  nn.instance_norm(data, gamma[, beta]; epsilon)
@@ -140,6 +141,30 @@ Type infer_conv2d_transpose(const CallNode& call) {
     int64_t extra = win.dilation[i] * (k[i] - 1) + opad[i] + 1 - win.padding[i] - win.padding[i + 2];
     PrimExpr o = arith::simplify((x.dim(2 + i) - 1) * static_cast<int>(win.strides[i]) + static_cast<int>(extra));
     if (auto c = cint(o); c && *c <= 0) value_error("conv2d_transpose output size ", *c, " is not positive");
+    out.push_back(o);
+  }
+  return Type::tensor(out, x.dtype());
+}
+
+// 3-d: strides[3], padding[6] (begins, then ends), output_padding[3], dilation[3], groups.
+Type infer_conv3d_transpose(const CallNode& call) {
+  const Type& x = float_arg(call, 0, 5);
+  const Type& w = float_arg(call, 1, 5);
+  check_same_dtype(call, 0, 1);
+  std::vector<int64_t> st = ints_n(call.attrs(), "strides", 3, {1, 1, 1}), pad = ints_n(call.attrs(), "padding", 6, {0, 0, 0, 0, 0, 0}),
+                       dil = ints_n(call.attrs(), "dilation", 3, {1, 1, 1}), opad = ints_n(call.attrs(), "output_padding", 3, {0, 0, 0});
+  int64_t groups = get_int(call.attrs(), "groups", 1);
+  if (groups <= 0) value_error("groups must be positive, got ", groups);
+  check_equal(x.dim(1), w.dim(0), "input channels differ from the weight's first dim");
+  std::vector<PrimExpr> out = {x.dim(0), arith::simplify(w.dim(1) * static_cast<int>(groups))};
+  for (int i = 0; i < 3; ++i) {
+    auto k = cint(w.dim(2 + i));
+    if (!k) value_error("weight ", to_string(w), " must have a static kernel size");
+    if (st[i] <= 0 || dil[i] <= 0) value_error("strides and dilations must be positive");
+    if (pad[i] < 0 || pad[i + 3] < 0 || opad[i] < 0) value_error("padding and output_padding must be non-negative");
+    int64_t extra = dil[i] * (*k - 1) + opad[i] + 1 - pad[i] - pad[i + 3];
+    PrimExpr o = arith::simplify((x.dim(2 + i) - 1) * static_cast<int>(st[i]) + static_cast<int>(extra));
+    if (auto c = cint(o); c && *c <= 0) value_error("conv3d_transpose output size ", *c, " is not positive");
     out.push_back(o);
   }
   return Type::tensor(out, x.dtype());
@@ -286,6 +311,8 @@ void register_nn_ops() {
       "OIHW conv weight -> [O/block, I, H, W, block] (kernel_layout OIHW<block>o)");
   reg("nn.conv2d_transpose", 2, 2, P::kOutEWiseFusable, infer_conv2d_transpose,
       "2-d transposed convolution, NCHW data, IOHW weight");
+  reg("nn.conv3d_transpose", 2, 2, P::kOutEWiseFusable, infer_conv3d_transpose,
+      "3-d transposed convolution, NCDHW data, weight [C, O/groups, KD, KH, KW]");
   reg("nn.dense", 2, 2, P::kOutEWiseFusable, infer_dense, "data [..., K] times weight [N, K] transposed");
   reg("matmul", 2, 2, P::kOutEWiseFusable, infer_matmul, "numpy matmul (1-d promotion, batch broadcasting)");
   reg("nn.batch_norm", 5, 5, P::kBroadcast, infer_batch_norm, "inference batch norm (gamma, beta, mean, var)");

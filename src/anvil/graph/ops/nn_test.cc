@@ -88,6 +88,14 @@ TEST(GraphNnOps, Conv2dTranspose) {
   a["output_padding"] = AttrValue::ints({1, 1});
   EXPECT_EQ(str("nn.conv2d_transpose", {ts({1, 8, 5, 5}, f32), ts({8, 3, 3, 3}, f32)}, a),
             "Tensor[(1, 3, 10, 10), float32]");
+  // 3-d: padding begins then ends; (in - 1) * s + d * (k - 1) + 1 + opad - pads per axis.
+  Attrs b{{"strides", AttrValue::ints({2, 1, 3})}, {"padding", AttrValue::ints({1, 0, 0, 0, 1, 0})},
+          {"dilation", AttrValue::ints({1, 2, 1})}, {"output_padding", AttrValue::ints({1, 0, 0})}, {"groups", AttrValue(2)}};
+  ir::Var n = ir::size_var("n");
+  EXPECT_EQ(str("nn.conv3d_transpose", {Type::tensor({n, 4, 3, 4, 5}, f32), ts({4, 3, 2, 3, 2}, f32)}, b),
+            "Tensor[(n, 6, 6, 7, 14), float32]");
+  b["padding"] = AttrValue::ints({0, 0, 0, -1, 0, 0});
+  EXPECT_THROW(call_type("nn.conv3d_transpose", {ts({1, 4, 3, 4, 5}, f32), ts({4, 3, 2, 3, 2}, f32)}, b), Error);
 }
 
 TEST(GraphNnOps, DenseAndMatmul) {

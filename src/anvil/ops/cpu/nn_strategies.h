@@ -17,6 +17,7 @@ int conv2d_nchwc_block(const std::vector<ir::PrimExpr>& data_shape, const std::v
                        ir::DataType dtype, int groups, const Target& target);
 
 void register_conv2d_strategies();  // nn.conv2d, nn.conv2d_transpose (conv2d_generic.cc)
+void register_conv3d_transpose_strategies();  // nn.conv3d_transpose (conv3d_transpose.cc)
 void register_dense_strategies();   // nn.dense, matmul (dense.cc)
 void register_pool_strategies();    // nn.max_pool2d, nn.avg_pool2d, global pools (pool.cc)
 void register_norm_strategies();    // norms, lrn, softmax, log_softmax (norm.cc)
