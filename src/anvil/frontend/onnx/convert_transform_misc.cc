@@ -106,9 +106,13 @@ std::vector<Expr> convert_scatter(ImportContext& ctx) {
 }
 
 // NonZero's output shape depends on the values: supported only for an input known at import.
+// At run time it would need a dim bound from a kernel's result, and the VM binds symbolic dims
+// only from main's arguments (its shape heap is filled in the prologue, before any kernel runs).
 std::vector<Expr> convert_nonzero(ImportContext& ctx) {
   std::optional<Tensor> t = ctx.constant_input(0);
-  if (!t) ctx.unsupported("NonZero of a value not known at import (its output shape depends on the data)");
+  if (!t)
+    ctx.unsupported("NonZero of a value not known at import (its output shape depends on the data; the VM binds "
+                    "symbolic dims only from the inputs' shapes)");
   const std::vector<int64_t>& shape = t->shape();
   int64_t rank = static_cast<int64_t>(shape.size());
   std::vector<std::vector<int64_t>> coords(static_cast<size_t>(std::max<int64_t>(rank, 1)));
