@@ -4,7 +4,8 @@
 # global pools, Softmax in opset 11 and 13, LogSoftmax, Layer/Instance/Group normalisation, LRN)
 # imported by anvil.frontend.from_onnx, compiled for llvm, run on the VM and compared with ONNX
 # Runtime on random inputs (seed SEED) within rtol 1e-4 / atol 1e-4; LayerNormalization's Mean and
-# InvStdDev outputs (float32 and float16 inputs, stash_type float32) against numpy in float64.
+# InvStdDev outputs (float32 and float16 inputs, stash_type float32) against numpy in float64; the
+# spelled-out opset-14 LayerNorm recognised as one kernel.
 import numpy as np
 import pytest
 
@@ -152,3 +153,28 @@ def test_layer_norm_mean_and_inv_std_dev_outputs(dtype):
     np.testing.assert_allclose(inv, want_inv, rtol=1e-5, err_msg=f"seed {SEED}")
     tol = 1e-5 if dtype == np.float32 else 4e-3  # float16 Y: its last bit, at |y| up to ~4
     np.testing.assert_allclose(y.astype(np.float64), want_y, rtol=tol, atol=tol, err_msg=f"seed {SEED}")
+
+
+def test_spelled_out_layer_norm_becomes_one_kernel(tmp_path):
+    # The opset-14 LayerNorm torch.onnx writes (ReduceMean, Sub, Pow 2, ReduceMean, Add eps, Sqrt,
+    # Div, Mul gamma, Add beta) on a symbolic batch: recognize_layer_norm makes it one nn.layer_norm
+    # (graph.optimized.txt), one kernel, and the result matches ONNX Runtime.
+    require(O is not None and ORT is not None, "pip packages onnx and onnxruntime (scripts/setup.sh)")
+    require(hasattr(anvil, "frontend"), "anvil.frontend (the ONNX importer)")
+    n = O.helper.make_node
+    rng = np.random.default_rng([SEED, 78])
+    nodes = [n("ReduceMean", ["x"], ["m"], axes=[-1], keepdims=1), n("Sub", ["x", "m"], ["d"]),
+             n("Pow", ["d", "two"], ["p"]), n("ReduceMean", ["p"], ["v"], axes=[-1], keepdims=1),
+             n("Add", ["v", "eps"], ["e"]), n("Sqrt", ["e"], ["s"]), n("Div", ["d", "s"], ["q"]),
+             n("Mul", ["q", "g"], ["gq"]), n("Add", ["gq", "b"], ["y"])]
+    inits = [("two", np.array(2.0)), ("eps", np.array(1e-5)), ("g", rng.uniform(0.5, 1.5, 64)),
+             ("b", rng.uniform(-0.1, 0.1, 64))]
+    model = _model(nodes, [_vi("x", ["n", 7, 64])], inits, opset=13)
+    x = (rng.uniform(-1, 1, (3, 7, 64)) * 3 + 0.5).astype(np.float32)
+    want = ORT.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    exe = anvil.compile(anvil.frontend.from_onnx(model), "llvm", dump_ir=tmp_path)
+    optimized = (tmp_path / "graph.optimized.txt").read_text()
+    assert "nn.layer_norm(" in optimized and "power(" not in optimized and "mean(" not in optimized, optimized
+    assert sorted(p.name for p in (tmp_path / "tir").iterdir()) == ["fused_nn_layer_norm.tir"]
+    got = anvil.runtime.VirtualMachine(exe, anvil.cpu())["main"](x).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=f"seed {SEED}")
