@@ -44,7 +44,9 @@ TEST(IntMath, MatchesTheDefinitionOnAGridOfSignsAndExtremes) {
       ASSERT_EQ(floor_mod(a, b), static_cast<int64_t>(i128{a} - q * b)) << a << " % " << b;
       ASSERT_EQ(floormod_i64(a, b), floor_mod(a, b)) << a << " % " << b;
       i128 c = -floor_by_definition(-i128{a}, b);  // ceil(a / b) = -floor(-a / b)
-      if (c >= kMin && c <= kMax) ASSERT_EQ(ceil_div(a, b), static_cast<int64_t>(c)) << a << " ceildiv " << b;
+      if (c >= kMin && c <= kMax) {
+        ASSERT_EQ(ceil_div(a, b), static_cast<int64_t>(c)) << a << " ceildiv " << b;
+      }
       ASSERT_EQ(floor_div<i128>(a, b), q);  // the 128-bit instance (arith/modular.cc) agrees
       ++checked;
     }

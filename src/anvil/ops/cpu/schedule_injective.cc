@@ -35,13 +35,12 @@ void schedule_injective_output(te::Schedule& s, const te::Tensor& out, const Tar
   // Float32 lanes of the target, scaled to the element size (int8: 4x as many).
   int bytes = std::max(1, out.dtype().bits() / 8);
   int lanes = std::max(1, vector_lanes_of(target) * 4 / bytes);
-  std::optional<int64_t> total = 1;
+  int64_t total = 1;  // -1: not a constant
   for (const ir::PrimExpr& d : out.shape()) {
     std::optional<int64_t> c = ir::as_const_int(d);
-    if (c && total) *total *= *c;
-    else total = std::nullopt;
+    total = c && total >= 0 ? total * *c : -1;
   }
-  if (total && *total < lanes) return;
+  if (total >= 0 && total < lanes) return;
   std::optional<int64_t> inner_extent = ir::as_const_int(out.shape().back());
   te::IterVar outer;
   if (axes.size() == 1 || (inner_extent && *inner_extent < lanes)) {
@@ -60,7 +59,7 @@ void schedule_injective_output(te::Schedule& s, const te::Tensor& out, const Tar
     for (size_t i = 1; i + 1 < axes.size(); ++i) outer = st.fuse(outer, axes[i]);
     outer = st.fuse(outer, io);
   }
-  if (!total || *total >= kParallelMinElements) st.parallel(outer);
+  if (total < 0 || total >= kParallelMinElements) st.parallel(outer);
 }
 
 void schedule_injective(te::Schedule& s, const std::vector<te::Tensor>& outputs, const Target& target) {
