@@ -31,6 +31,7 @@ const std::map<std::string, Converter>& filled_table() {
     register_attention_converter();
     register_transform_converters();
     register_quantize_converters();
+    register_recurrent_converters();
     filling() = false;
   });
   return table();
