@@ -12,24 +12,10 @@
 #include <cstring>
 
 #include "anvil/base/error.h"
+#include "anvil/runtime/module/elf_host.h"
 
 namespace anvil::rpc {
 namespace {
-
-#if defined(__x86_64__)
-constexpr uint16_t kHostMachine = EM_X86_64;
-constexpr const char* kHostName = "x86-64";
-#elif defined(__aarch64__)
-constexpr uint16_t kHostMachine = EM_AARCH64;
-constexpr const char* kHostName = "aarch64";
-#elif defined(__riscv) && __riscv_xlen == 64
-constexpr uint16_t kHostMachine = EM_RISCV;
-constexpr const char* kHostName = "riscv64";
-#else
-#error "link_inputs.cc: add this host's ELF machine"
-#endif
-static_assert(sizeof(void*) == 8 && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
-              "link_inputs.cc checks 64-bit little-endian objects: extend it for this host");
 
 // Section types of LLVM that make lld act on other files (LLVM: BinaryFormat/ELF.h).
 constexpr uint32_t kShtLlvmLinkerOptions = 0x6fff4c01;
@@ -40,7 +26,7 @@ constexpr std::string_view kThinArchiveMagic = "!<thin>\n";
 
 [[noreturn]] void refuse(const std::string& what, const std::string& why) {
   value_error(what, " is not accepted as linker input: ", why,
-              "; only ELF relocatable objects for this host (64-bit little-endian ", kHostName,
+              "; only ELF relocatable objects for this host (64-bit little-endian ", elf_host::machine_name(elf_host::kMachine),
               ", as `cc -c` writes them) and ar archives of them are linked");
 }
 
@@ -89,14 +75,11 @@ void check_relocatable_object(std::string_view bytes, const std::string& what) {
   }
   if (size < sizeof(Elf64_Ehdr)) refuse(what, str_cat("it has ", size, " bytes, too few for an ELF header"));
   const auto eh = load<Elf64_Ehdr>(bytes, 0);
-  if (eh.e_ident[EI_CLASS] != ELFCLASS64) refuse(what, str_cat("it is not a 64-bit ELF file (class ", int{eh.e_ident[EI_CLASS]}, ")"));
-  if (eh.e_ident[EI_DATA] != ELFDATA2LSB) refuse(what, "it is not a little-endian ELF file");
-  if (eh.e_ident[EI_VERSION] != EV_CURRENT || eh.e_version != EV_CURRENT) refuse(what, "its ELF version is not 1");
+  if (std::string problem = elf_host::identity_problem(eh); !problem.empty()) refuse(what, problem);
   if (eh.e_type != ET_REL) {
     const char* kind = eh.e_type == ET_DYN ? "a shared library or PIE" : eh.e_type == ET_EXEC ? "an executable" : "not relocatable";
     refuse(what, str_cat("its ELF type is ", eh.e_type, " (", kind, "), not ET_REL (1)"));
   }
-  if (eh.e_machine != kHostMachine) refuse(what, str_cat("it is built for ELF machine ", eh.e_machine, ", not ", kHostName, " (", kHostMachine, ")"));
   if (eh.e_ehsize != sizeof(Elf64_Ehdr)) refuse(what, str_cat("its ELF header size is ", eh.e_ehsize, ", not ", sizeof(Elf64_Ehdr)));
   if (eh.e_shoff == 0) refuse(what, "it has no section header table");
   if (eh.e_shentsize != sizeof(Elf64_Shdr)) refuse(what, str_cat("its section header size is ", eh.e_shentsize, ", not ", sizeof(Elf64_Shdr)));

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "anvil/runtime/module/elf_host.h"
 #include "anvil/runtime/module/elf_image.h"
 
 namespace anvil {
@@ -20,30 +21,8 @@ using elf_detail::Image;
 using elf_detail::SectionFacts;
 using elf_detail::Segment;
 
-#if defined(__x86_64__)
-constexpr uint16_t kHostMachine = EM_X86_64;
-constexpr const char* kHostName = "x86_64";
-#elif defined(__aarch64__)
-constexpr uint16_t kHostMachine = EM_AARCH64;
-constexpr const char* kHostName = "aarch64";
-#else
-constexpr uint16_t kHostMachine = 0;  // unknown host: machine check skipped
-constexpr const char* kHostName = "this host";
-#endif
-
 // Larger than any real library's address span; a flipped high bit in a size goes past it.
 constexpr uint64_t kMaxAddress = uint64_t{1} << 46;
-
-const char* machine_name(uint16_t m) {
-  switch (m) {
-    case EM_X86_64: return "x86_64";
-    case EM_AARCH64: return "aarch64";
-    case EM_ARM: return "arm";
-    case EM_RISCV: return "riscv";
-    case EM_386: return "i386";
-    default: return "another architecture";
-  }
-}
 
 bool power_of_two(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
@@ -56,12 +35,8 @@ Elf64_Ehdr check_header(const Image& image) {
   if (image.size() < sizeof(Elf64_Ehdr)) image.bad("file too small for an ELF header");
   auto eh = image.read<Elf64_Ehdr>(0, "the ELF header");
   if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) image.bad("not an ELF file");
-  if (eh.e_ident[EI_CLASS] != ELFCLASS64) image.bad("not a 64-bit ELF file");
-  if (eh.e_ident[EI_DATA] != ELFDATA2LSB) image.bad("not a little-endian ELF file");
-  if (eh.e_ident[EI_VERSION] != EV_CURRENT || eh.e_version != EV_CURRENT) image.bad("unknown ELF version");
+  if (std::string problem = elf_host::identity_problem(eh); !problem.empty()) image.bad(problem);
   if (eh.e_type != ET_DYN) image.bad("not a shared library (ELF type ", eh.e_type, ")");
-  if (kHostMachine != 0 && eh.e_machine != kHostMachine)
-    image.bad("built for ", machine_name(eh.e_machine), " but this host is ", kHostName);
   if (eh.e_ehsize != sizeof(Elf64_Ehdr)) image.bad("ELF header size is ", eh.e_ehsize, ", expected 64");
   if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 || eh.e_phnum == PN_XNUM ||
       !image.in_file(eh.e_phoff, uint64_t{eh.e_phnum} * sizeof(Elf64_Phdr)))
