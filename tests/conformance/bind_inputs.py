@@ -4,7 +4,7 @@
 # that input to the test's value (from_onnx(..., input_values=...)) and compiles again; such a pass
 # is reported apart ("pass with the shape input bound at compile time"), so the totals stay honest.
 # Only the graph input the importer's message names is bound: an integer one, or a small float
-# one where the operator's own words name it (Resize scales/roi, OneHot depth, Range start/limit/
+# one where the operator's own words name it (Resize scales, OneHot depth, Range start/limit/
 # delta: values a real model has as constants, and that set the output's shape). When the named
 # value is computed from graph inputs (a window's Range(0, Cast(size), 1), CenterCropPad's pads
 # from Max(Shape(x), shape)), the integer graph inputs it is computed from are bound instead.
@@ -26,10 +26,9 @@ _NAMED = {
     ("Range", "delta"): 2,
     ("Resize", "sizes"): 3,
     ("Resize", "scales"): 2,  # 1 for Resize-10 (inputs X, scales)
-    ("Resize", "roi"): 1,
     ("Upsample", "scales"): 1,
 }
-# Float inputs are bound only when they are at most this many elements (scales, roi, a scalar).
+# Float inputs are bound only when they are at most this many elements (scales, a scalar).
 _MAX_FLOAT_ELEMENTS = 8
 
 _NODE = re.compile(r"onnx: node (?:(\d+)|'([^']*)') \((?:[\w.]+\.)?(\w+), opset \d+\): (.*)")

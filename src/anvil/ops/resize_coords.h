@@ -11,7 +11,7 @@ namespace anvil::ops {
 struct ResizeAxis {
   ir::PrimExpr in, out;       // int32 extents
   double scale_attr;          // > 0: the model's scale
-  double roi_start, roi_end;  // tf_crop_and_resize
+  ir::PrimExpr roi_start, roi_end;  // tf_crop_and_resize (float32; constants or read from a roi input)
   ir::PrimExpr scale() const;  // float32: scale_attr, or out / in
 };
 

@@ -1,7 +1,7 @@
 // resize2d's compute (graph/ops/resize.cc): ONNX Resize on NCHW, nearest / linear / cubic over
 // the spatial axes, computed in float32 as ONNX Runtime does (linear clamps the source
 // coordinate into the input first, cubic reads edge-clamped taps, exclude_outside renormalises
-// the taps inside). Scheduled as an injective op; registered from register_transform_strategies.
+// the taps inside). tf_crop_and_resize's roi is an attribute, or a third argument read at run time. Scheduled as an injective op; registered from register_transform_strategies.
 #include "anvil/base/error.h"
 #include "anvil/ir/expr_ops.h"
 #include "anvil/ops/cpu/schedule_injective.h"
@@ -53,8 +53,8 @@ PrimExpr resize_source_coord(const std::string& mode, const Axis& a, const PrimE
   if (mode == "tf_crop_and_resize") {
     PrimExpr len = f32(a.in - 1);
     return select(a.out > 1,
-                  fconst(a.roi_start) * len + xf * fconst(a.roi_end - a.roi_start) * len / f32(max(a.out - 1, 1)),
-                  fconst(0.5 * (a.roi_start + a.roi_end)) * len);
+                  a.roi_start * len + xf * (a.roi_end - a.roi_start) * len / f32(max(a.out - 1, 1)),
+                  fconst(0.5) * (a.roi_start + a.roi_end) * len);
   }
   not_implemented_error("resize2d: coordinate_transformation_mode '", mode, "'");
 }
@@ -119,10 +119,17 @@ std::vector<Tensor> resize2d(const graph::CallNode& call, const std::vector<Tens
   const std::vector<PrimExpr>& os = call.type().shape();
   std::vector<double> roi = graph::has_attr(at, "roi") ? graph::get_floats(at, "roi") : std::vector<double>{0, 0, 1, 1};  // h_start, w_start, h_end, w_end
   double extrapolation = get_float(at, "extrapolation_value", 0.0);
-  Axis ah{x.shape()[2], os[2], get_float(at, "scale_h", 0.0), roi[0], roi[2]};
-  Axis aw{x.shape()[3], os[3], get_float(at, "scale_w", 0.0), roi[1], roi[3]};
   DataType dt = x.dtype();
   Tensor out = te::compute(os, [&](ir::Var n, ir::Var c, ir::Var y, ir::Var xx) {
+    // A roi argument (ONNX's roi input at run time): h_start, w_start, h_end, w_end at roi_index.
+    std::vector<PrimExpr> r;
+    if (inputs.size() > 2) {
+      for (int64_t i : graph::get_ints(at, "roi_index")) r.push_back(f32(inputs[2](ir::int_imm(i))));
+    } else {
+      for (double v : roi) r.push_back(fconst(v));
+    }
+    Axis ah{x.shape()[2], os[2], get_float(at, "scale_h", 0.0), r[0], r[2]};
+    Axis aw{x.shape()[3], os[3], get_float(at, "scale_w", 0.0), r[1], r[3]};
     PrimExpr yo = source_coord(ct, ah, y), xo = source_coord(ct, aw, xx);
     // tf_crop_and_resize: coordinates outside the input read extrapolation_value.
     auto crop = [&](const PrimExpr& v) {

@@ -112,8 +112,8 @@ std::vector<Tensor> resize2d_antialias(const graph::CallNode& call, const std::v
   const double a = get_float(at, "cubic_coeff_a", -0.75);
   const std::vector<PrimExpr>& os = call.type().shape();
   const PrimExpr N = x.shape()[0], C = x.shape()[1], H = x.shape()[2];
-  Filter fh = make_filter({x.shape()[2], os[2], get_float(at, "scale_h", 0.0), 0, 1}, ct, cubic, a, exclude);
-  Filter fw = make_filter({x.shape()[3], os[3], get_float(at, "scale_w", 0.0), 0, 1}, ct, cubic, a, exclude);
+  Filter fh = make_filter({x.shape()[2], os[2], get_float(at, "scale_h", 0.0), fconst(0), fconst(1)}, ct, cubic, a, exclude);
+  Filter fw = make_filter({x.shape()[3], os[3], get_float(at, "scale_w", 0.0), fconst(0), fconst(1)}, ct, cubic, a, exclude);
   Tensor sum_w = weight_sums(fw, "resize_aa_sum_w"), sum_h = weight_sums(fh, "resize_aa_sum_h");
   te::IterVar kx = te::reduce_axis(0, fw.n, "kx"), ky = te::reduce_axis(0, fh.n, "ky");
   Tensor along_w = te::compute(

@@ -268,5 +268,37 @@ TEST_F(TransformKernels, Resize2dModesAndCoordinateTransforms) {
   }
 }
 
+TEST_F(TransformKernels, Resize2dCropAndResizeWithARunTimeRoi) {
+  // ONNX's roi input read by the kernel (roi_index picks h/w start/end out of 8 values), against
+  // the tf_crop_and_resize reference: linear taps, extrapolation_value outside the input.
+  Tensor x = random_f32({1, 2, 5, 7}, rng);
+  Tensor roi = Tensor::empty({8}, kF32);
+  const float rv[8] = {0, 0, 0.1f, -0.2f, 1, 1, 0.85f, 1.3f};
+  for (int i = 0; i < 8; ++i) static_cast<float*>(roi.data())[i] = rv[i];
+  Attrs a{{"mode", "linear"}, {"coordinate_transformation_mode", "tf_crop_and_resize"}, {"extrapolation_value", 2.5},
+          {"roi_index", AttrValue::ints({2, 3, 6, 7})}};
+  auto e = b.call("resize2d", {param("x", {1, 2, 5, n}), graph::ShapeExpr::make({ir::int_imm(4), ir::int_imm(9)}),
+                               param("roi", {8})}, a);
+  auto coord = [&](int64_t o, int64_t in, int64_t out, double s, double t) {
+    return out > 1 ? s * (in - 1) + o * (t - s) * (in - 1) / double(out - 1) : 0.5 * (s + t) * (in - 1);
+  };
+  expect_elements(run(e, {x, roi}, {{1, 2, 4, 9}}, {{"n", 7}})[0], [&](const Idx& i) {
+    double yo = coord(i[2], 5, 4, rv[2], rv[6]), xo = coord(i[3], 7, 9, rv[3], rv[7]);
+    if (yo < 0 || yo > 4 || xo < 0 || xo > 6) return 2.5;
+    int64_t y0 = int64_t(std::floor(yo)), x0 = int64_t(std::floor(xo));
+    double ty = yo - y0, tx = xo - x0, v = 0;
+    for (int dy = 0; dy < 2; ++dy)
+      for (int dx = 0; dx < 2; ++dx)
+        v += (dy ? ty : 1 - ty) * (dx ? tx : 1 - tx) *
+             at(x, {i[0], i[1], std::min<int64_t>(y0 + dy, 4), std::min<int64_t>(x0 + dx, 6)});
+    return v;
+  }, 2e-5);
+  // A roi argument needs tf_crop_and_resize and four in-range positions.
+  Attrs bad = a;
+  bad["roi_index"] = AttrValue::ints({2, 3, 6, 8});
+  EXPECT_THROW(b.call("resize2d", {param("x", {1, 2, 5, 7}), graph::ShapeExpr::make({ir::int_imm(4), ir::int_imm(9)}),
+                                   param("roi", {8})}, bad), Error);
+}
+
 }  // namespace
 }  // namespace anvil::ops

@@ -233,6 +233,7 @@ std::vector<Expr> convert_resize(ImportContext& ctx) {
   if (mode == "bilinear") mode = "linear";  // Upsample opset 7
   Attrs attrs{{"mode", mode}, {"scale_h", sh}, {"scale_w", sw}};
   std::string op = "resize2d";
+  Expr roi_arg;  // tf_crop_and_resize's roi when it is not a constant
   if (old) {
     attrs["coordinate_transformation_mode"] = "asymmetric";
     bool down = (sh > 0 && sh < 1) || (sw > 0 && sw < 1);
@@ -251,8 +252,26 @@ std::vector<Expr> convert_resize(ImportContext& ctx) {
       op = "resize2d_antialias";
     }
     if (ct == "tf_crop_and_resize") {
-      std::optional<Tensor> r = ctx.has_input(1) ? ctx.constant_input(1) : std::nullopt;
-      if (!r) ctx.unsupported("tf_crop_and_resize with a roi not known at import");
+      if (!ctx.has_input(1)) ctx.bad_model("tf_crop_and_resize without a roi");
+      std::optional<Tensor> r = ctx.constant_input(1);
+      if (!r) {
+        // Read by the kernel at run time: the positions of H's and W's start and end in roi.
+        Expr roi = ctx.input(1);
+        const int64_t k = static_cast<int64_t>(axes.size());
+        if (roi.type().ndim() != 1) ctx.bad_model("roi is not 1-d");
+        if (auto len = ir::as_const_int(roi.type().dim(0)); len && *len != 2 * k)
+          ctx.bad_model(str_cat("roi has ", *len, " values, expected ", 2 * k));
+        std::vector<int64_t> pos(2, -1);
+        for (int64_t i = 0; i < k; ++i)
+          if (axes[i] >= 2) pos[axes[i] - 2] = i;
+        if (pos[0] < 0 || pos[1] < 0) ctx.unsupported("tf_crop_and_resize with a run-time roi that does not name H and W");
+        if (roi.type().dtype() != DataType::float32()) roi = ctx.emit("cast", {roi}, {{"dtype", DataType::float32()}});
+        attrs["roi_index"] = AttrValue::ints({pos[0], pos[1], pos[0] + k, pos[1] + k});
+        roi_arg = roi;
+      }
+    }
+    if (ct == "tf_crop_and_resize" && !roi_arg.defined()) {
+      std::optional<Tensor> r = ctx.constant_input(1);
       std::vector<double> v;
       for (int64_t i = 0; i < r->numel(); ++i) v.push_back(tensor_element(*r, i));
       size_t k = axes.size();
@@ -262,7 +281,9 @@ std::vector<Expr> convert_resize(ImportContext& ctx) {
     }
   }
   for (PrimExpr& d : out) d = graph::dim_expr(d);
-  return {ctx.emit(op, {x, graph::ShapeExpr::make(out)}, attrs)};
+  std::vector<Expr> args{x, graph::ShapeExpr::make(out)};
+  if (roi_arg.defined()) args.push_back(roi_arg);
+  return {ctx.emit(op, args, attrs)};
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 //   cubic_coeff_a (-0.75), exclude_outside (0/1); scale_h, scale_w (floats: the ONNX scales when
 //   the model gave scales, whose coordinate mapping uses them rather than out/in; 0 = out/in).
 // The importer computes the output size (floor(in * scale) for scales). ONNX Resize / Upsample.
+// A third argument roi (1-d float, tf_crop_and_resize) is read at run time at roi_index
+// [h_start, w_start, h_end, w_end]; otherwise the roi attribute (the same four values).
 // resize2d_antialias(data, size; the same attrs, mode linear | cubic): antialias 1, the filter
 // stretched by 1 / scale when downsampling.
 #include "anvil/base/error.h"
@@ -35,13 +37,24 @@ Type resize2d_type(const CallNode& call) {
     value_error("coordinate_transformation_mode '", ct, "' is not supported");
   std::string nm = get_string(call.attrs(), "nearest_mode", "round_prefer_floor");
   if (!one_of(nm, {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"})) value_error("nearest_mode '", nm, "'");
+  if (call.args().size() > 2) {
+    // roi at run time: a 1-d float tensor; roi_index names its h_start, w_start, h_end, w_end.
+    if (ct != "tf_crop_and_resize") value_error("a roi argument needs coordinate_transformation_mode tf_crop_and_resize");
+    const Type& r = tensor_arg(call, 2);
+    if (r.ndim() != 1 || !r.dtype().is_float()) type_error("roi is ", to_string(r), ", expected a 1-d float tensor");
+    std::vector<int64_t> idx = get_ints(call.attrs(), "roi_index");
+    auto n = ir::as_const_int(r.dim(0));
+    if (idx.size() != 4) value_error("roi_index has ", idx.size(), " values, expected 4");
+    for (int64_t i : idx)
+      if (i < 0 || (n && i >= *n)) value_error("roi_index ", i, " is out of range for roi ", to_string(r));
+  }
   return Type::tensor({t.shape()[0], t.shape()[1], size[0], size[1]}, t.dtype());
 }
 
 }  // namespace
 
 void register_resize_ops() {
-  register_op({"resize2d", 2, 2, OpPattern::kInjective, resize2d_type,
+  register_op({"resize2d", 2, 3, OpPattern::kInjective, resize2d_type,
                "resize2d(data NCHW, size; mode, coordinate_transformation_mode, ...): ONNX Resize"});
   // A reduction per output over a scale-dependent number of taps: not fused as an injective op.
   register_op({"resize2d_antialias", 2, 2, OpPattern::kOpaque, resize2d_type,
