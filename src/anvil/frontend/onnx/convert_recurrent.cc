@@ -59,14 +59,15 @@ Expr unsqueeze(ImportContext& ctx, const Expr& x, std::vector<int64_t> axes) {
 Expr add(ImportContext& ctx, const Expr& a, const Expr& b) { return ctx.emit("add", {a, b}); }
 Expr mul(ImportContext& ctx, const Expr& a, const Expr& b) { return ctx.emit("multiply", {a, b}); }
 
-// x split into n equal pieces along axis (static extent n * piece).
+// x split into n equal pieces along axis (static extent n * piece): slices, not one tuple-typed
+// split, so that pieces of constant weights fold at compile time.
 std::vector<Expr> split(ImportContext& ctx, const Expr& x, int64_t axis, int64_t n, int64_t piece) {
   if (n == 1) return {x};
-  std::vector<int64_t> points;
-  for (int64_t k = 1; k < n; ++k) points.push_back(k * piece);
-  Expr t = ctx.emit("split", {x}, {{"axis", axis}, {"indices", AttrValue::ints(points)}});
   std::vector<Expr> out;
-  for (int64_t k = 0; k < n; ++k) out.push_back(ctx.builder().emit(graph::TupleGetItem::make(t, static_cast<int>(k))));
+  for (int64_t k = 0; k < n; ++k)
+    out.push_back(ctx.emit("strided_slice", {x}, {{"begin", AttrValue::ints({k * piece})},
+                                                  {"end", AttrValue::ints({(k + 1) * piece})},
+                                                  {"strides", AttrValue::ints({1})}, {"axes", AttrValue::ints({axis})}}));
   return out;
 }
 
