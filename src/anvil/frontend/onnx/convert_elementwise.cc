@@ -1,8 +1,8 @@
 // ONNX converters of the elementwise family (graph/ops/elementwise.cc): unary math and
 // activations, Cast/CastLike, Clip (attributes before opset 11, optional inputs after),
 // binary arithmetic/comparison/logical/bitwise ops, the variadic Sum/Mean/Max/Min (chains of
-// binary calls), BitShift, Mod, PRelu, Where, Gelu (opset 20) and Dropout (inference: the input,
-// and an all-true mask when the mask output is declared). Identity is convert_transform's.
+// binary calls), BitShift, Mod, PRelu, Where and Gelu (opset 20). Identity is convert_transform's,
+// Dropout convert_dropout's.
 // Integer values known at import (shape arithmetic) propagate through Add/Sub/Mul/Div/Mod/Max/
 // Min/Neg/Abs, the comparisons, And/Or/Xor/Not, Where and Cast (to integers and bool); a small
 // integer constant cast to float folds to a constant.
@@ -308,22 +308,6 @@ std::vector<Expr> convert_gelu(ImportContext& ctx) {
   return {ctx.emit("gelu", {ctx.input(0)}, {{"approximate", ctx.attr_string("approximate", "none")}})};
 }
 
-std::vector<Expr> convert_dropout(ImportContext& ctx) {
-  Expr x = ctx.input(0);
-  if (ctx.num_outputs() < 2) return {x};
-  const graph::Type& t = x.type();
-  Expr mask;
-  if (auto s = t.static_shape()) {
-    Tensor ones = Tensor::empty(std::span<const int64_t>(*s), DataType::boolean());
-    std::memset(ones.data(), 1, ones.nbytes());
-    mask = ctx.constant(ones);
-  } else {
-    Expr nan = ctx.emit("isnan", {x});  // isnan(x) or not isnan(x): true, of x's symbolic shape
-    mask = ctx.emit("logical_or", {nan, ctx.emit("logical_not", {nan})});
-  }
-  return {x, mask};
-}
-
 }  // namespace
 
 void register_elementwise_converters() {
@@ -363,7 +347,6 @@ void register_elementwise_converters() {
   register_converter("Where", convert_where);
   register_converter("BitShift", convert_bit_shift);
   register_converter("Mod", convert_mod);
-  register_converter("Dropout", convert_dropout);
 }
 
 }  // namespace anvil::frontend::onnx

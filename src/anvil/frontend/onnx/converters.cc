@@ -32,6 +32,7 @@ const std::map<std::string, Converter>& filled_table() {
     register_transform_converters();
     register_quantize_converters();
     register_recurrent_converters();
+    register_dropout_converter();
     filling() = false;
   });
   return table();

@@ -27,5 +27,6 @@ void register_attention_converter();     // convert_attention.cc
 void register_transform_converters();    // convert_transform.cc (also Shape, Constant, Identity, ...)
 void register_quantize_converters();     // convert_quantize.cc (QuantizeLinear, DequantizeLinear)
 void register_recurrent_converters();    // convert_recurrent.cc (RNN, GRU, LSTM)
+void register_dropout_converter();       // convert_dropout.cc
 
 }  // namespace anvil::frontend::onnx
