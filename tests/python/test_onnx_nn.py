@@ -5,7 +5,7 @@
 # imported by anvil.frontend.from_onnx, compiled for llvm, run on the VM and compared with ONNX
 # Runtime on random inputs (seed SEED) within rtol 1e-4 / atol 1e-4; LayerNormalization's Mean and
 # InvStdDev outputs (float32 and float16 inputs, stash_type float32) against numpy in float64; the
-# spelled-out opset-14 LayerNorm recognised as one kernel.
+# spelled-out opset-14 LayerNorm and GELU (erf and tanh forms) recognised as one op each.
 import numpy as np
 import pytest
 
@@ -178,3 +178,30 @@ def test_spelled_out_layer_norm_becomes_one_kernel(tmp_path):
     assert sorted(p.name for p in (tmp_path / "tir").iterdir()) == ["fused_nn_layer_norm.tir"]
     got = anvil.runtime.VirtualMachine(exe, anvil.cpu())["main"](x).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=f"seed {SEED}")
+
+
+@pytest.mark.parametrize("form", ["erf", "tanh"])
+def test_spelled_out_gelu_becomes_one_op(tmp_path, form):
+    # GELU as torch.onnx writes it (BERT's erf form; GPT-2's tanh approximation with Pow 3):
+    # recognize_gelu makes it one gelu call, and the result matches ONNX Runtime.
+    require(O is not None and ORT is not None, "pip packages onnx and onnxruntime (scripts/setup.sh)")
+    require(hasattr(anvil, "frontend"), "anvil.frontend (the ONNX importer)")
+    n = O.helper.make_node
+    if form == "erf":
+        nodes = [n("Div", ["x", "sqrt2"], ["d"]), n("Erf", ["d"], ["e"]), n("Add", ["e", "one"], ["a"]),
+                 n("Mul", ["x", "a"], ["m"]), n("Mul", ["m", "half"], ["y"])]
+        inits = [("sqrt2", np.array(1.4142135381698608)), ("one", np.array(1.0)), ("half", np.array(0.5))]
+    else:
+        nodes = [n("Pow", ["x", "three"], ["c"]), n("Mul", ["c", "k"], ["kc"]), n("Add", ["x", "kc"], ["s"]),
+                 n("Mul", ["s", "r"], ["t0"]), n("Tanh", ["t0"], ["t"]), n("Add", ["t", "one"], ["a"]),
+                 n("Mul", ["half", "x"], ["h"]), n("Mul", ["h", "a"], ["y"])]
+        inits = [("three", np.array(3.0)), ("k", np.array(0.044715)), ("r", np.array(np.sqrt(2 / np.pi))),
+                 ("one", np.array(1.0)), ("half", np.array(0.5))]
+    model = _model(nodes, [_vi("x", ["n", 96])], inits, opset=13)
+    x = (np.random.default_rng([SEED, 79]).uniform(-1, 1, (5, 96)) * 4).astype(np.float32)
+    want = ORT.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    exe = anvil.compile(anvil.frontend.from_onnx(model), "llvm", dump_ir=tmp_path)
+    optimized = (tmp_path / "graph.optimized.txt").read_text()
+    assert "gelu(" in optimized and "tanh(" not in optimized and "erf(" not in optimized, optimized
+    got = anvil.runtime.VirtualMachine(exe, anvil.cpu())["main"](x).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=f"{form} (seed {SEED})")
