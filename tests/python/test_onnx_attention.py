@@ -2,8 +2,8 @@
 # anvil.frontend.from_onnx, compiled for llvm, run on the VM and compared with a numpy float64
 # reference of the operator's definition on random inputs (seed SEED): 3-d and 4-d inputs, GQA,
 # past key/value with the present outputs, a bool or float mask (one shorter than the total
-# length), is_causal, softcap, scale, nonpad_kv_seqlen, each qk_matmul_output_mode, a symbolic
-# batch.
+# length, also a symbolic one), is_causal, softcap, scale, nonpad_kv_seqlen, each
+# qk_matmul_output_mode, a symbolic batch.
 import numpy as np
 import pytest
 
@@ -65,7 +65,7 @@ def _reference(q, k, v, mask=None, past_k=None, past_v=None, nonpad=None, q_head
     return y, present_k, present_v, stages[mode]
 
 
-def _run(inputs, outputs, attrs, opset=23, symbolic_batch=True):
+def _run(inputs, outputs, attrs, opset=23, symbolic_batch=True, symbolic_kv=False):
     """Attention over `inputs` (name -> array or None for an omitted input) on anvil."""
     h, T = O.helper, O.TensorProto
     names = ["Q", "K", "V", "attn_mask", "past_key", "past_value", "nonpad_kv_seqlen"]
@@ -80,6 +80,8 @@ def _run(inputs, outputs, attrs, opset=23, symbolic_batch=True):
         shape = list(a.shape)
         if symbolic_batch and n in ("Q", "K", "V", "past_key", "past_value"):
             shape[0] = "batch"
+        if symbolic_kv and n in ("K", "V"):
+            shape[-2] = "kv_len"
         infos.append(h.make_tensor_value_info(n, O.helper.np_dtype_to_tensor_dtype(a.dtype), shape))
     outs = [h.make_tensor_value_info(o, T.FLOAT, None) if o else "" for o in outputs]
     node = h.make_node("Attention", given, list(outputs), **attrs)
@@ -105,6 +107,13 @@ CASES = {
         q=(1, 3, 16), k=(1, 3, 16), v=(1, 3, 8), past=2, mask=("float", (1, 2, 3, 5)),
         attrs=dict(q_num_heads=2, kv_num_heads=2, qk_matmul_output_mode=2),
         outputs=["Y", "present_key", "present_value", "qk"]),
+    # The mask covers 3 of kv_len columns (kv_len symbolic): the rest masked, none when kv_len = 3.
+    "4d_short_mask_symbolic_kv_len_5": dict(
+        q=(1, 2, 3, 8), k=(1, 2, 5, 8), v=(1, 2, 5, 8), mask=("float", (3, 3)), symbolic_kv=True,
+        attrs=dict(), outputs=["Y"]),
+    "4d_short_mask_symbolic_kv_len_3": dict(
+        q=(1, 2, 3, 8), k=(1, 2, 3, 8), v=(1, 2, 3, 8), mask=("float", (3, 3)), symbolic_kv=True,
+        attrs=dict(), outputs=["Y"]),
     "4d_nonpad_kv_seqlen_opset24": dict(
         q=(2, 3, 4, 8), k=(2, 3, 6, 8), v=(2, 3, 6, 10), nonpad=[4, 6], opset=24,
         attrs=dict(), outputs=["Y"]),
@@ -133,7 +142,7 @@ def test_attention_matches_numpy(name):
             inputs["attn_mask"][..., 0] = True  # no fully masked row (a NaN row)
     if "nonpad" in c:
         inputs["nonpad_kv_seqlen"] = np.array(c["nonpad"], dtype=np.int64)
-    got = _run(inputs, c["outputs"], c["attrs"], opset=c.get("opset", 23))
+    got = _run(inputs, c["outputs"], c["attrs"], opset=c.get("opset", 23), symbolic_kv=c.get("symbolic_kv", False))
     want = _reference(inputs["Q"], inputs["K"], inputs["V"], inputs.get("attn_mask"), inputs.get("past_key"),
                       inputs.get("past_value"), inputs.get("nonpad_kv_seqlen"), c["attrs"].get("q_num_heads"),
                       c["attrs"].get("kv_num_heads"), c["attrs"].get("scale"), c["attrs"].get("softcap", 0.0),

@@ -6,8 +6,8 @@
 //   GQA (q heads a multiple g of kv heads): kv head h serves q heads h*g .. h*g + g-1
 //   QK = (Q * sqrt(scale)) @ (K^T * sqrt(scale))                  scale: 1/sqrt(D) by default
 //   softcap > 0: QK = softcap * tanh(QK / softcap)
-//   QK += bias: attn_mask (bool: 0 where true, -inf where false; a float mask added, its last
-//         dim padded with -inf up to the total length), is_causal (-inf where the query row plus
+//   QK += bias: attn_mask (bool: 0 where true, -inf where false; a float mask added; its last
+//         dim extended with -inf up to the total length), is_causal (-inf where the query row plus
 //         the past length is below the key column), nonpad_kv_seqlen (-inf at columns past it)
 //   Y = Softmax(QK) @ V, 3-d again for a 3-d Q
 //
@@ -125,11 +125,16 @@ std::vector<Expr> convert_attention(ImportContext& ctx) {
     if (!mt.has_rank() || mt.ndim() < 1) ctx.unsupported("an attn_mask of unknown rank");
     if (mt.dtype() == DataType::boolean()) mask = ctx.emit("where", {mask, zero, neg_inf});
     else if (mt.dtype() != t) mask = ctx.emit("cast", {mask}, {{"dtype", t}});
-    std::optional<int64_t> ml = ir::as_const_int(mt.dim(mt.ndim() - 1)), tl = ir::as_const_int(total);
-    if (ml && tl && *ml < *tl) {  // a mask of the new keys' columns only: the rest masked
-      std::vector<int64_t> pads(2 * mt.ndim(), 0);
-      pads.back() = *tl - *ml;
-      mask = ctx.emit("pad", {mask}, {{"pads", AttrValue::ints(pads)}, {"mode", "constant"}, {"pad_value", -INFINITY}});
+    // A mask shorter than the total length: the columns past it are masked (-inf). Its last dim
+    // is at most the total, so a symbolic difference is taken as such (it may be 0 at run time).
+    PrimExpr missing = arith::simplify(total - mt.dim(mt.ndim() - 1));
+    std::optional<int64_t> m = ir::as_const_int(missing);
+    if (m && *m < 0) ctx.bad_model(str_cat("attn_mask has ", -*m, " columns more than the total sequence length"));
+    if (!m || *m > 0) {
+      std::vector<PrimExpr> fill = mt.shape();
+      fill.back() = missing;
+      Expr rest = ctx.emit("full", {graph::ShapeExpr::make(fill)}, {{"value", -INFINITY}, {"dtype", t}});
+      mask = ctx.emit("concat", {mask, rest}, {{"axis", AttrValue(-1)}});
     }
     bias = mask;
   }
