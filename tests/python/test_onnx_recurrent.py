@@ -4,8 +4,8 @@
 # linear_before_reset and non-default activations with alpha/beta; imported by
 # anvil.frontend.from_onnx, compiled for llvm, run on the VM, every output compared with ONNX
 # Runtime on random inputs (seed SEED) within rtol 1e-4 / atol 1e-4 (layout 1 against ONNX Runtime's
-# layout-0 result on transposed tensors, as its CPU GRU and RNN lack layout 1). A symbolic
-# sequence length fails naming the op.
+# layout-0 result on transposed tensors, as its CPU GRU and RNN lack layout 1); a symbolic batch
+# at two sizes. A symbolic sequence length fails naming the op.
 import numpy as np
 import pytest
 
@@ -121,6 +121,30 @@ def test_recurrent_matches_onnxruntime(name):
         g = g.numpy() if hasattr(g, "numpy") else np.asarray(g)
         assert g.shape == w.shape, f"{name} {o.name} (seed {SEED}): shape {g.shape}, ONNX Runtime {w.shape}"
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4, err_msg=f"{name} {o.name} (seed {SEED})")
+
+
+def test_symbolic_batch_runs_at_two_sizes():
+    # A bidirectional GRU (linear_before_reset) whose batch is a dim_param: one module, batches 1 and 3.
+    require(O is not None and ORT is not None, "pip packages onnx and onnxruntime (scripts/setup.sh)")
+    require(hasattr(anvil, "frontend"), "anvil.frontend (the ONNX importer)")
+    h, TP = O.helper, O.TensorProto
+    T, I, H = 4, 5, 6
+    rng = np.random.default_rng([SEED, 99])
+    w = rng.uniform(-0.5, 0.5, (2, 3 * H, I)).astype(np.float32)
+    r = rng.uniform(-0.5, 0.5, (2, 3 * H, H)).astype(np.float32)
+    b = rng.uniform(-0.5, 0.5, (2, 6 * H)).astype(np.float32)
+    node = h.make_node("GRU", ["X", "W", "R", "B"], ["Y", "Y_h"], hidden_size=H, direction="bidirectional",
+                       linear_before_reset=1)
+    g = h.make_graph([node], "t", [h.make_tensor_value_info("X", TP.FLOAT, (T, "n", I))],
+                     [h.make_tensor_value_info("Y", TP.FLOAT, None), h.make_tensor_value_info("Y_h", TP.FLOAT, None)],
+                     initializer=[O.numpy_helper.from_array(a, n) for n, a in (("W", w), ("R", r), ("B", b))])
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", 14)])
+    f = anvil.runtime.VirtualMachine(anvil.compile(anvil.frontend.from_onnx(model), "llvm"), anvil.cpu())["main"]
+    sess = ORT.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for n in (1, 3):
+        x = rng.standard_normal((T, n, I)).astype(np.float32)
+        for name, g_out, w_out in zip(("Y", "Y_h"), f(x), sess.run(None, {"X": x})):
+            np.testing.assert_allclose(g_out.numpy(), w_out, rtol=1e-4, atol=1e-4, err_msg=f"{name} batch {n}")
 
 
 def test_symbolic_sequence_length_is_a_clear_error():

@@ -273,7 +273,8 @@ std::vector<Expr> convert_recurrent(ImportContext& ctx, Cell cell) {
   std::optional<int64_t> steps = ir::as_const_int(x.type().dim(0));
   if (!steps)
     ctx.unsupported(str_cat(op, " with a symbolic sequence length ", ir::to_string(x.type().dim(0)),
-                            " (the steps are unrolled at import)"));
+                            " (the steps are unrolled at import: pin the dim with the input shapes, e.g. from_onnx's shape= or the "
+                            "CLI's --input-shapes)"));
   rc.steps = *steps;
   const PrimExpr batch = x.type().dim(1);
 
