@@ -72,8 +72,13 @@ def _candidates(graph, message):
     return [], False
 
 
+# Ops whose output depends only on their input's shape, not its values: not followed.
+_SHAPE_ONLY = {"Shape", "Size"}
+
+
 def _sources(graph, name):
-    """The graph inputs the value `name` is computed from (through the nodes that produce it)."""
+    """The graph inputs whose values the value `name` is computed from (through the nodes that
+    produce it; a Shape or Size reads only its input's shape)."""
     producer = {o: n for n in graph.node for o in n.output}
     seen, todo, out = set(), [name], []
     while todo:
@@ -82,7 +87,8 @@ def _sources(graph, name):
             continue
         seen.add(v)
         if v in producer:
-            todo.extend(producer[v].input)
+            if producer[v].op_type not in _SHAPE_ONLY:
+                todo.extend(producer[v].input)
         else:
             out.append(v)
     return out
