@@ -647,6 +647,39 @@ TEST_F(NnKernels, HalfMatmulAndSoftmaxComputeInFloat32) {
   }
 }
 
+// float16 conv2d (the row schedule: depthwise, and 48 channels x 3x3 = 432 products) accumulates
+// in float32 and rounds once, as matmul does.
+TEST_F(NnKernels, HalfConv2dAccumulatesInFloat32) {
+  const DataType f16 = DataType::float16();
+  struct Case {
+    Shape x, w;
+    int64_t groups;
+  };
+  for (const Case& c : {Case{{2, 4, 1, 11}, {4, 1, 1, 4}, 4}, Case{{1, 48, 6, 7}, {5, 48, 3, 3}, 1}}) {
+    Attrs a{{"groups", AttrValue(c.groups)}};
+    Kernel k = build("nn.conv2d", {Type::tensor(c.x, f16), Type::tensor(c.w, f16)}, a);
+    Data x = rounded_to_half(random(c.x, rng)), w = rounded_to_half(random(c.w, rng));
+    const int64_t N = c.x[0], H = c.x[2], W = c.x[3], O = c.w[0], Cg = c.w[1], R = c.w[2], S = c.w[3];
+    const int64_t OH = H - R + 1, OW = W - S + 1, og = O / c.groups;
+    std::vector<double> want;
+    for (int64_t b = 0; b < N; ++b)
+      for (int64_t o = 0; o < O; ++o)
+        for (int64_t y = 0; y < OH; ++y)
+          for (int64_t q = 0; q < OW; ++q) {
+            double acc = 0;
+            for (int64_t ci = 0; ci < Cg; ++ci)
+              for (int64_t r = 0; r < R; ++r)
+                for (int64_t s2 = 0; s2 < S; ++s2) {
+                  int64_t ch = (o / og) * Cg + ci;
+                  acc += double(x.v[((b * c.x[1] + ch) * H + y + r) * W + q + s2]) *
+                         double(w.v[((o * Cg + ci) * R + r) * S + s2]);
+                }
+            want.push_back(acc);
+          }
+    expect_half_close(run_half(k, {x, w}, {N, O, OH, OW}, {}), want, "float16 conv2d " + k.impl);
+  }
+}
+
 // ---- speed against a naive loop (printed, not asserted) ---------------------------------
 TEST_F(NnKernels, Conv2dSpeedAgainstNaiveLoop) {
   Shape xs = {1, 64, 56, 56}, ws = {64, 64, 3, 3};

@@ -15,6 +15,7 @@
 #include "anvil/base/error.h"
 #include "anvil/graph/attrs.h"
 #include "anvil/ir/expr_ops.h"
+#include "anvil/ops/cpu/broadcast.h"
 #include "anvil/ops/cpu/conv2d.h"
 #include "anvil/ops/cpu/nn_strategies.h"
 #include "anvil/ops/cpu/nn_util.h"
@@ -109,13 +110,21 @@ std::vector<te::Tensor> conv2d_compute(const graph::CallNode& call, const std::v
         "conv2d")};
   }
   const PrimExpr og = ir::floordiv(O, c.groups);
-  return {te::compute(
+  // float16/bfloat16 accumulate in float32 (as ONNX Runtime and the reference do), rounded once
+  // in a cast stage the schedule takes as the anchor's epilogue.
+  const DataType acc = compute_dtype(data.dtype());
+  te::Tensor conv = te::compute(
       oshape,
       [&](Var n, Var o, Var y, Var x) {
         PrimExpr ch = c.groups == 1 ? PrimExpr(rc) : ir::floordiv(o, og) * Cg + rc;
-        return te::sum(padded(n, ch, y * c.sh + ry * c.dh, x * c.sw + rx * c.dw) * w_at(o, rc, ry, rx), {rc, ry, rx});
+        return te::sum(convert(acc, padded(n, ch, y * c.sh + ry * c.dh, x * c.sw + rx * c.dw)) *
+                           convert(acc, w_at(o, rc, ry, rx)),
+                       {rc, ry, rx});
       },
-      "conv2d")};
+      "conv2d");
+  if (acc == data.dtype()) return {conv};
+  return {te::compute(
+      oshape, [&](Var n, Var o, Var y, Var x) { return convert(data.dtype(), conv(n, o, y, x)); }, "conv2d.cast")};
 }
 
 void schedule_padded(te::Schedule& s, const te::Tensor& padded) {
