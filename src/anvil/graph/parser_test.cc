@@ -148,6 +148,9 @@ TEST(GraphParser, ErrorsNameTheLineColumnAndWhatWasExpected) {
   for (int i = 0; i < 5000; ++i) deep += "Tuple[";
   expect_parse_error(deep + " {}", "expressions nest deeper than 256 levels");
   expect_parse_error("const[0]: Tensor[(100000, 100000), float32] = [1.0]\n", "declares 10000000000 values but the text is shorter");
+  // A comparison is not a dimension (fuzz_graph_parser: the type node leaked when this threw).
+  expect_parse_error("def @main(%x: Tensor[(n >= 2, 3), float32]) -> Object {\n  return %x\n}",
+                     "has dtype bool, expected an integer");
 }
 
 TEST(GraphParser, APrintedTypeThatDiffersFromTheInferredOneIsAnError) {

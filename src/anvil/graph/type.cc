@@ -39,11 +39,12 @@ PrimExpr num_elements(const std::vector<PrimExpr>& shape) {
   return arith::simplify(n);
 }
 
+// Each factory checks its operands before allocating the node (a throw after `new` would leak it).
 Type Type::tensor(std::vector<PrimExpr> shape, DataType dtype) {
+  for (PrimExpr& d : shape) d = dim_expr(d);
   auto* n = new TypeNode();
   n->kind_ = TypeKind::kTensor;
   n->dtype_ = dtype;
-  for (PrimExpr& d : shape) d = dim_expr(d);
   n->shape_ = std::move(shape);
   return make(n);
 }
@@ -63,10 +64,10 @@ Type Type::tensor_any_rank(DataType dtype) {
 }
 
 Type Type::tuple(std::vector<Type> fields) {
-  auto* n = new TypeNode();
-  n->kind_ = TypeKind::kTuple;
   for (const Type& f : fields)
     if (!f.defined()) value_error("graph: a tuple type with an undefined field");
+  auto* n = new TypeNode();
+  n->kind_ = TypeKind::kTuple;
   n->fields_ = std::move(fields);
   return make(n);
 }
