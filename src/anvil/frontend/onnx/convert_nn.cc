@@ -4,7 +4,7 @@
 // (a constant 2-d B: A's leading dims flattened so the kernel is the 2-d GEMM), BatchNormalization (inference; training_mode 1: batch statistics and running outputs),
 // Instance/Layer/Group/RMS normalisation (LayerNormalization's Mean and InvStdDev outputs, its
 // stash_type), LRN, MaxPool/AveragePool (1-d through 3-d: 1-d lifted to 2-d, 3-d as two separable
-// 2-d pools; ceil_mode, count_include_pad, dilations; MaxPool's Indices for 1-d and 2-d), GlobalAverage/MaxPool, Softmax/LogSoftmax (opset < 13:
+// 2-d pools; ceil_mode, count_include_pad, dilations; MaxPool's Indices for 1-d and 2-d), GlobalAverage/MaxPool (any spatial rank, as 4-d), Softmax/LogSoftmax (opset < 13:
 // flattened to 2-d at `axis`, as those opsets define it).
 #include <algorithm>
 #include <cstring>
@@ -272,11 +272,16 @@ std::vector<Expr> convert_global_pool(ImportContext& ctx, bool is_max) {
   const Type& x = input_type(ctx, 0);
   const char* op = is_max ? "nn.global_max_pool2d" : "nn.global_avg_pool2d";
   if (x.ndim() == 4) return {ctx.emit(op, {ctx.input(0)})};
-  if (x.ndim() == 3) {
-    Expr y = ctx.emit(op, {reshape(ctx, ctx.input(0), {x.dim(0), x.dim(1), ir::int_imm(1), x.dim(2)})});
-    return {reshape(ctx, y, {x.dim(0), x.dim(1), ir::int_imm(1)})};
+  if (x.ndim() < 3) ctx.unsupported("global pooling of rank " + std::to_string(x.ndim()) + " (at least 3)");
+  // Other ranks as 4-d: the spatial dims but the last merged into one (1 for 1-d).
+  PrimExpr rows = ir::int_imm(1);
+  std::vector<PrimExpr> ones = {x.dim(0), x.dim(1)};
+  for (int d = 2; d < x.ndim(); ++d) {
+    if (d < x.ndim() - 1) rows = rows * x.dim(d);
+    ones.push_back(ir::int_imm(1));
   }
-  ctx.unsupported("global pooling of rank " + std::to_string(x.ndim()) + " (only 3 and 4)");
+  Expr y = ctx.emit(op, {reshape(ctx, ctx.input(0), {x.dim(0), x.dim(1), rows, x.dim(x.ndim() - 1)})});
+  return {reshape(ctx, y, ones)};
 }
 
 // --- GEMM ------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 // The nn converters' N-d and multi-output forms end to end: small ONNX models built in C++,
 // imported, compiled for llvm and run by the VM, against naive double-precision references on
-// random inputs (seed printed): 3-d MaxPool/AveragePool (pads, strides, dilations, ceil_mode,
+// random inputs (seed printed): 3-d MaxPool/AveragePool and global pools (pads, strides, dilations, ceil_mode,
 // count_include_pad), MaxPool's Indices output (both storage orders), MaxPool of integers,
 // BatchNormalization's training mode, 3-d ConvTranspose and output_shape past the natural size.
 #include <gtest/gtest.h>
@@ -160,6 +160,26 @@ TEST(OnnxRunNn, Pool3dAgainstANaiveReference) {
     for (size_t c = 0; c < cases.size(); ++c) {
       SCOPED_TRACE(std::string(is_max ? "max" : "avg") + " case " + std::to_string(c));
       check_pool3d(is_max, shape, cases[c], rng);
+    }
+  }
+}
+
+TEST(OnnxRunNn, GlobalPoolsOf3dData) {
+  std::mt19937 rng(kSeed + 4);
+  for (bool is_max : {true, false}) {
+    Model m(22);
+    set_tensor_type(m.g->add_input(), "x", TensorProto::FLOAT, {"N", "3", "4", "5", "6"});
+    m.node(is_max ? "GlobalMaxPool" : "GlobalAveragePool", {"x"}, {"y"});
+    m.g->add_output()->set_name("y");
+    Function main = compiled_main(m);
+    std::vector<double> x = random_values(2 * 3 * 120, rng, -2, 2);
+    for (double& v : x) v = double(float(v));
+    Tensor y = main(make_tensor({2, 3, 4, 5, 6}, DataType::float32(), x)).as_tensor();
+    ASSERT_EQ(y.shape(), (std::vector<int64_t>{2, 3, 1, 1, 1}));
+    for (int64_t p = 0; p < 6; ++p) {
+      double best = -1e30, sum = 0;
+      for (int64_t i = 0; i < 120; ++i) best = std::max(best, x[p * 120 + i]), sum += x[p * 120 + i];
+      EXPECT_NEAR(get(y, p), is_max ? best : sum / 120, 1e-5) << (is_max ? "max" : "avg") << " plane " << p;
     }
   }
 }
