@@ -1,7 +1,7 @@
 # ONNX RNN / GRU / LSTM (convert_recurrent.cc: unrolled over a static sequence length) end to end:
 # one-node models built with onnx.helper, covering forward / reverse / bidirectional, layout 0
-# and 1, sequence_lens (a runtime input), initial states, peepholes, clip, input_forget, GRU
-# linear_before_reset and non-default activations with alpha/beta; imported by
+# and 1, sequence_lens (a runtime input, with an empty row), initial states, peepholes, clip,
+# input_forget, GRU linear_before_reset and non-default activations with alpha/beta; imported by
 # anvil.frontend.from_onnx, compiled for llvm, run on the VM, every output compared with ONNX
 # Runtime on random inputs (seed SEED) within rtol 1e-4 / atol 1e-4 (layout 1 against ONNX Runtime's
 # layout-0 result on transposed tensors, as its CPU GRU and RNN lack layout 1); a symbolic batch
@@ -62,6 +62,8 @@ def _values(name, rng):
     batchwise = attrs.get("layout", 0) == 1
     lens = rng.integers(1, T + 1, B).astype(np.int32)
     lens[0] = T
+    if B > 2:
+        lens[1] = 0  # an empty row: zero Y rows and zero final states
     values = {
         "X": rng.standard_normal((B, T, I) if batchwise else (T, B, I)),
         "W": rng.uniform(-0.6, 0.6, (D, G * H, I)),

@@ -14,7 +14,8 @@
 //
 // clip bounds every gate's pre-activation. sequence_lens [B]: at steps t >= len[b] the state
 // of batch row b is kept and its Y row is 0, so Y_h / Y_c are the states at each row's last
-// step (the reverse direction then starts at len[b] - 1, as the operator says).
+// step (the reverse direction then starts at len[b] - 1, as the operator says); a row of length
+// 0 has zero Y_h / Y_c, as in ONNX Runtime.
 // Outputs: Y [T, D, B, H] (layout 1: [B, T, D, H]), Y_h and Y_c [D, B, H] (layout 1: [B, D, H]).
 #include <algorithm>
 #include <cctype>
@@ -147,7 +148,8 @@ struct Recurrence {
   DataType dtype;
   std::optional<double> clip;
   bool input_forget = false, linear_before_reset = false;
-  Expr valid;  // [T, B, 1] bool when sequence_lens is given and not all T
+  Expr valid;     // [T, B, 1] bool when sequence_lens is given and not all T
+  Expr nonempty;  // [B, 1] bool with valid: len[b] > 0
 };
 
 // The pre-activation of a gate, clipped.
@@ -242,6 +244,10 @@ DirectionOut run_direction(ImportContext& ctx, const Recurrence& rc, const Expr&
       if (c_new.defined()) c = c_new;
     }
   }
+  if (rc.valid.defined()) {  // rows of length 0 end in zero states (ONNX Runtime), not the initial ones
+    h = ctx.emit("where", {rc.nonempty, h, zeros});
+    if (c.defined()) c = ctx.emit("where", {rc.nonempty, c, zeros});
+  }
   out.h = h;
   out.c = c;
   return out;
@@ -304,6 +310,9 @@ std::vector<Expr> convert_recurrent(ImportContext& ctx, Cell cell) {
                                         {"dtype", DataType::int64()}});
       Expr valid = ctx.emit("less", {unsqueeze(ctx, t, {1}), unsqueeze(ctx, lens, {0})});  // [T, B]
       rc.valid = unsqueeze(ctx, valid, {2});
+      Tensor zero = Tensor::empty({}, DataType::int64());
+      *static_cast<int64_t*>(zero.data()) = 0;
+      rc.nonempty = unsqueeze(ctx, ctx.emit("greater", {lens, ctx.constant(zero)}), {1});
     }
   }
   auto state = [&](int i) {  // initial_h / initial_c as per-direction [B, H]
