@@ -112,6 +112,14 @@ inline constexpr const char* kCallTIR = "call_tir";  // attrs: "func" = the Prim
 // A fused group's call (graph/passes/fuse_ops.h): attrs "func" = the group Function's name in the
 // IRModule; its type is that function's result type, set by the pass (no inference).
 inline constexpr const char* kCallFused = "call_fused";
+// Control flow (graph/ops/control_flow.cc): attrs "then_func"/"else_func", or "body" and
+// "num_carried", name Functions of the IRModule; typed by them (no inference).
+inline constexpr const char* kCallIf = "if";
+inline constexpr const char* kCallLoop = "loop";
+// Calls whose type is given when they are built, not inferred from their arguments.
+inline bool call_keeps_type(const std::string& op) {
+  return op == kCallTIR || op == kCallFused || op == kCallIf || op == kCallLoop;
+}
 
 struct Call {
   // The type as given (no inference: see BlockBuilder::call); arguments must be defined.

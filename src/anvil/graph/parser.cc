@@ -262,7 +262,7 @@ class ModuleParser {
       } while (cur_.accept(","));
       cur_.expect(")");
     }
-    if (op == kCallTIR || op == kCallFused) {
+    if (call_keeps_type(op)) {
       if (binding_type == nullptr)
         cur_.fail_at(start, str_cat("a ", op, " must be the whole value of a binding (its type is the binding's)"));
       return Call::make(op, std::move(args), std::move(attrs), *binding_type);

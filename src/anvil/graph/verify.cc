@@ -97,6 +97,10 @@ class Verifier {
                to_string(mod_->functions.at(*func).result().type()));
       return;
     }
+    if (c.op() == kCallIf || c.op() == kCallLoop) {
+      control_flow(c);
+      return;
+    }
     if (find_op(c.op()) == nullptr) {
       report("call of '", c.op(), "', not a registered operator");
       return;
@@ -108,6 +112,55 @@ class Verifier {
     } catch (const Error& err) {
       report("the call of ", c.op(), " does not type-check: ", err.what());
     }
+  }
+
+  // if/loop: the named functions exist, take the call's arguments and return its type.
+  void control_flow(const CallNode& c) {
+    auto func_attr = [&](const char* key) -> const Function* {
+      auto it = c.attrs().find(key);
+      const std::string* func = it == c.attrs().end() ? nullptr : std::get_if<std::string>(&it->second.storage());
+      if (func == nullptr) {
+        report(c.op(), " without a string attribute '", key, "'");
+        return nullptr;
+      }
+      if (mod_ == nullptr) return nullptr;
+      auto f = mod_->functions.find(*func);
+      if (f == mod_->functions.end()) report(c.op(), " of '", *func, "', not a function of the module");
+      return f == mod_->functions.end() ? nullptr : &f->second;
+    };
+    auto check_params = [&](const Function& f, const char* what, size_t skip_params, size_t skip_args) {
+      if (f.params().size() - skip_params != c.args().size() - skip_args) {
+        report("the ", c.op(), "'s ", what, " takes ", f.params().size(), " parameters for ", c.args().size(), " arguments");
+        return;
+      }
+      for (size_t i = skip_params; i < f.params().size(); ++i) {
+        const Type& p = f.params()[i].type();
+        const Type& a = c.args()[i - skip_params + skip_args].type();
+        if (p.is_tensor() != a.is_tensor() || (p.is_tensor() && p.dtype() != a.dtype()))
+          report("the ", c.op(), "'s ", what, " parameter %", f.params()[i].name(), " is ", to_string(p),
+                 " but its argument is ", to_string(a));
+      }
+    };
+    if (c.op() == kCallIf) {
+      const Function* then_f = func_attr("then_func");
+      const Function* else_f = func_attr("else_func");
+      for (const Function* f : {then_f, else_f}) {
+        if (f == nullptr) continue;
+        check_params(*f, f == then_f ? "then_func" : "else_func", 0, 1);
+        if (!type_equal(f->ret_type(), c.type()))
+          report("the if is typed ", to_string(c.type()), " but a branch returns ", to_string(f->ret_type()));
+      }
+      return;
+    }
+    const Function* body = func_attr("body");
+    if (body == nullptr) return;
+    if (body->params().size() < 2 || c.args().size() < 2) {
+      report("a loop takes max_trip and cond, its body the iteration and cond");
+      return;
+    }
+    check_params(*body, "body", 2, 2);
+    if (!body->ret_type().is_tuple() || !c.type().is_tuple())
+      report("a loop and its body return tuples, not ", to_string(c.type()), " and ", to_string(body->ret_type()));
   }
 
   std::string name_;

@@ -317,7 +317,8 @@ class Lowerer {
 }  // namespace
 
 bool vm_evaluated_op(const std::string& op) {
-  static const std::set<std::string> ops = {"shape_of", "shape_to_tensor", "reshape", "squeeze", "expand_dims"};
+  static const std::set<std::string> ops = {"shape_of", "shape_to_tensor", "reshape",        "squeeze",
+                                            "expand_dims", graph::kCallIf,  graph::kCallLoop};
   return ops.count(op) != 0;
 }
 

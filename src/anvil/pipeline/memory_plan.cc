@@ -59,6 +59,12 @@ class Liveness {
       case ExprKind::kCall: {
         const auto* c = e.as<graph::CallNode>();
         if (is_view_op(c->op()) && !c->args().empty()) return Alias{alias_of(c->args()[0]).flat, {}};
+        // A branch or loop body may return what it was given: its result may hold any argument.
+        if (c->op() == graph::kCallIf || c->op() == graph::kCallLoop) {
+          Alias a;
+          for (const Expr& arg : c->args()) append(a.flat, alias_of(arg).flat);
+          return a;
+        }
         return {};
       }
       default:

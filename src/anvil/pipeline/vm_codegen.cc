@@ -256,7 +256,93 @@ class FunctionEmitter {
       return Arg::reg(r);
     }
     if (op == "shape_to_tensor") return shape_to_tensor(call);
+    if (op == graph::kCallIf) return emit_if(call);
+    if (op == graph::kCallLoop) return emit_loop(call);
     value_error(name_, ": the call of graph operator '", op, "' was not lowered to a kernel (run lower_graph first)");
+  }
+
+  // if: the condition read on the host, then a call of one branch function or the other into
+  // one register. The branches are VM functions of their own (their own shape heap and memory
+  // plan), so this function's code stays straight-line around them.
+  Arg emit_if(const graph::CallNode& call) {
+    std::vector<Arg> args;
+    for (const Expr& a : call.args()) args.push_back(emit_expr(a, -1));
+    std::vector<Arg> captured(args.begin() + 1, args.end());
+    RegName cond = new_reg();
+    b_.emit_call("vm.builtin.read_if_cond", {args[0]}, cond);
+    RegName out = new_reg();
+    int64_t branch = b_.emit_if(cond, 2);
+    b_.emit_call(graph::get_string(call.attrs(), "then_func"), captured, out);
+    int64_t skip = b_.emit_goto(1);
+    b_.patch_jump(branch, b_.next_instr() - branch);
+    b_.emit_call(graph::get_string(call.attrs(), "else_func"), captured, out);
+    b_.patch_jump(skip, b_.next_instr() - skip);
+    return Arg::reg(out);
+  }
+
+  // loop: a counted while loop in this function's bytecode around calls of the body function.
+  //   i = 0; cond, carried = the initial values; lists = []
+  //   head: if !(i < max_trip && cond) goto done
+  //         r = body(tensor(i), cond, carried..., captured...); cond, carried = r[0], r[1..N]
+  //         lists[j] += r[1 + N + j]; i = i + 1; goto head
+  //   done: scans[j] = stack(lists[j]); result = (carried..., scans...)
+  Arg emit_loop(const graph::CallNode& call) {
+    std::vector<Arg> args;
+    for (const Expr& a : call.args()) args.push_back(emit_expr(a, -1));
+    auto num_carried = static_cast<size_t>(graph::get_int(call.attrs(), "num_carried"));
+    const std::vector<graph::Type>& outs = call.type().fields();
+    ANVIL_ICHECK(args.size() >= 2 + num_carried && outs.size() >= num_carried, "loop arity");
+    size_t num_scans = outs.size() - num_carried;
+    RegName iter = new_reg(), cond = new_reg();
+    b_.emit_call("vm.builtin.copy", {b_.int_arg(0)}, iter);
+    b_.emit_call("vm.builtin.copy", {args[1]}, cond);
+    std::vector<RegName> carried, lists;
+    for (size_t k = 0; k < num_carried; ++k) {
+      carried.push_back(new_reg());
+      b_.emit_call("vm.builtin.copy", {args[2 + k]}, carried.back());
+    }
+    for (size_t j = 0; j < num_scans; ++j) {
+      lists.push_back(new_reg());
+      b_.emit_call("vm.builtin.make_tuple", {}, lists.back());
+    }
+    int64_t head = b_.next_instr();
+    RegName go = new_reg();
+    b_.emit_call("vm.builtin.loop_continue", {Arg::reg(iter), args[0], Arg::reg(cond)}, go);
+    int64_t exit = b_.emit_if(go, 2);
+    RegName iter_tensor = new_reg();
+    b_.emit_call("vm.builtin.iteration_tensor", {Arg::reg(iter)}, iter_tensor);
+    std::vector<Arg> body_args{Arg::reg(iter_tensor), Arg::reg(cond)};
+    for (RegName r : carried) body_args.push_back(Arg::reg(r));
+    body_args.insert(body_args.end(), args.begin() + 2 + static_cast<std::ptrdiff_t>(num_carried), args.end());
+    RegName r = new_reg();
+    b_.emit_call(graph::get_string(call.attrs(), "body"), body_args, r);
+    b_.emit_call("vm.builtin.tuple_getitem", {Arg::reg(r), Arg::imm(0)}, cond);
+    for (size_t k = 0; k < num_carried; ++k)
+      b_.emit_call("vm.builtin.tuple_getitem", {Arg::reg(r), b_.int_arg(static_cast<int64_t>(1 + k))}, carried[k]);
+    for (size_t j = 0; j < num_scans; ++j)
+      b_.emit_call("vm.builtin.list_append",
+                   {Arg::reg(lists[j]), Arg::reg(r), b_.int_arg(static_cast<int64_t>(1 + num_carried + j))}, lists[j]);
+    b_.emit_call("vm.builtin.add", {Arg::reg(iter), Arg::imm(1)}, iter);
+    b_.emit_goto(head - b_.next_instr());
+    b_.patch_jump(exit, b_.next_instr() - exit);
+    std::vector<Arg> fields;
+    for (RegName c : carried) fields.push_back(Arg::reg(c));
+    for (size_t j = 0; j < num_scans; ++j) {
+      const graph::Type& t = outs[num_carried + j];
+      if (!t.is_tensor() || !t.has_rank() || t.ndim() < 1)
+        value_error(name_, ": a loop's scan output must be a tensor of known rank, not ", graph::to_string(t));
+      // An empty scan (no iteration) has the element shape's static dims, 0 for symbolic ones.
+      std::vector<int64_t> rest;
+      for (size_t d = 1; d < t.shape().size(); ++d) rest.push_back(ir::as_const_int(t.shape()[d]).value_or(0));
+      RegName out = new_reg();
+      b_.emit_call("vm.builtin.stack_tensors",
+                   {Arg::reg(lists[j]), dtype(t.dtype()), Arg::constant(b_.add_constant(Value::shape(std::move(rest))))},
+                   out);
+      fields.push_back(Arg::reg(out));
+    }
+    RegName result = new_reg();
+    b_.emit_call("vm.builtin.make_tuple", fields, result);
+    return Arg::reg(result);
   }
 
   // A static shape becomes an int64 constant; a symbolic one needs a builtin the VM lacks yet.
@@ -340,12 +426,19 @@ std::vector<std::string> param_names_of(const graph::IRModule& mod, const std::s
 VmCodegenResult vm_codegen(const graph::IRModule& mod, const VmCodegenOptions& options) {
   ModuleState state;
   VmCodegenResult result;
+  // Every function is declared first: an if/loop calls its branch or body by name, whichever
+  // order the module lists them in.
+  auto declare_all = [&](vm::ExecBuilder& b) {
+    for (const auto& [name, f] : mod.functions) b.declare_function(name, param_names_of(mod, name, f));
+  };
+  declare_all(state.builder);
   for (const auto& [name, f] : mod.functions) {
     StoragePlan plan = plan_storage(f, options.plan_memory);
     std::vector<std::string> params = param_names_of(mod, name, f);
     ShapeHeap first;
     {
       ModuleState scratch;
+      declare_all(scratch.builder);
       FunctionEmitter(scratch, first, f, name, plan, options).emit(params, nullptr);
     }
     ShapeHeap heap;

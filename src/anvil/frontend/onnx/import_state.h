@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -38,6 +39,9 @@ struct ImportState {
   int opset = 0;  // ai.onnx; 0 when the model imports only other domains (its nodes then fail)
   const ModelProto* model = nullptr;
   std::filesystem::path base_dir;
+  // The module's functions other than main (If branches, Loop bodies: control_flow.h), shared
+  // by the states of nested subgraphs.
+  std::map<std::string, graph::Function>* functions = nullptr;
 };
 
 // The elements of an int64/int32 tensor of at most kMaxKnownElements elements, as int32

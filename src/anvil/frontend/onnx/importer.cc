@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "anvil/base/error.h"
+#include "anvil/frontend/onnx/control_flow.h"
 #include "anvil/frontend/onnx/converters.h"
 #include "anvil/frontend/onnx/graph_inputs.h"
 #include "anvil/frontend/onnx/graph_walk.h"
@@ -52,6 +53,8 @@ int checked_opset(const ModelProto& model) {
   return static_cast<int>(opset);
 }
 
+}  // namespace
+
 void convert_node(ImportState& state, const NodeProto& node, int index) {
   NodeContext ctx(state, node, index);
   if (!is_default_domain(node.domain())) {
@@ -66,6 +69,7 @@ void convert_node(ImportState& state, const NodeProto& node, int index) {
                               " (convert the model with onnx.version_converter)"));
     }
   }
+  if (is_control_flow(node.op_type())) return convert_control_flow(state, node, index);
   const Converter* converter = find_converter(node.op_type());
   if (converter == nullptr) ctx.unsupported(str_cat("no converter for op type '", node.op_type(), "'"));
   ctx.convert(*converter);
@@ -86,9 +90,13 @@ graph::Expr output_expr(ImportState& state, const ValueInfoProto& out) {
   }
 }
 
+namespace {
+
 graph::IRModule import_model(const ModelProto& proto, const std::filesystem::path& base_dir,
                              const ImportOptions& options) {
   ImportState state;
+  std::map<std::string, graph::Function> functions;
+  state.functions = &functions;
   state.base_dir = base_dir;
   state.opset = checked_opset(proto);
   state.model = &proto;
@@ -111,6 +119,7 @@ graph::IRModule import_model(const ModelProto& proto, const std::filesystem::pat
   graph::Expr result = results.size() == 1 ? results[0] : graph::Tuple::make(results);
 
   graph::IRModule mod;
+  mod.functions = std::move(functions);
   mod.functions.emplace("main", state.builder.finish(result));
   mod.attrs["input_names"] = graph::AttrValue::strings(std::move(input_names));
   mod.attrs["output_names"] = graph::AttrValue::strings(std::move(output_names));

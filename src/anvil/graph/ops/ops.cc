@@ -10,6 +10,7 @@ void register_all_ops() {
   register_transform_ops();
   register_shape_ops();
   register_fused_ops();
+  register_control_flow_ops();
 }
 
 }  // namespace anvil::graph::ops

@@ -14,6 +14,7 @@ void register_nn_ops();           // nn.*: conv2d, conv2d_transpose, dense, matm
 void register_transform_ops();    // reshape/transpose/concat/split/slice/gather/pad/resize/... (transform.cc)
 void register_shape_ops();        // shape_of, shape_to_tensor and other VM-evaluated ops (shape.cc)
 void register_fused_ops();        // call_fused, a fused group's call (fused.cc)
+void register_control_flow_ops(); // if, loop: calls of branch/body functions (control_flow.cc)
 
 void register_all_ops();
 

@@ -2,6 +2,8 @@
 // bindings.
 #include "anvil/graph/passes/fold_constant.h"
 
+#include <set>
+
 #include "anvil/base/error.h"
 #include "anvil/graph/passes/substitute.h"
 #include "anvil/graph/printer.h"
@@ -29,7 +31,7 @@ Expr fold_shape_to_tensor(const ShapeExprNode& s) {
 
 Expr fold_call(const Expr& e, const ConstantEvaluator& evaluate) {
   const auto* c = e.as<CallNode>();
-  if (c == nullptr || c->op() == kCallTIR) return e;
+  if (c == nullptr || call_keeps_type(c->op())) return e;
   if (c->op() == "shape_of" && c->args().size() == 1) {
     const Type& t = c->args()[0].type();
     if (t.is_tensor() && t.static_shape()) return ShapeExpr::make(t.shape());
@@ -54,27 +56,75 @@ Expr fold_call(const Expr& e, const ConstantEvaluator& evaluate) {
   return Constant::make(*value);
 }
 
-}  // namespace
 
-Function fold_constant(const Function& f, const ConstantEvaluator& evaluate) {
+// The branch an if with a constant condition takes, or nullptr (not such an if, or no module).
+const Function* taken_branch(const Expr& value, const IRModule* mod) {
+  const auto* c = value.as<CallNode>();
+  if (mod == nullptr || c == nullptr || c->op() != kCallIf || c->args().empty()) return nullptr;
+  const auto* cond = c->args()[0].as<ConstantNode>();
+  if (cond == nullptr || cond->data().numel() != 1) return nullptr;
+  const Tensor& t = cond->data();  // one element: data() points at it whatever the strides
+  bool taken = false;
+  const auto* bytes = static_cast<const uint8_t*>(t.data());
+  for (size_t i = 0; i < t.dtype().bytes(); ++i) taken = taken || bytes[i] != 0;
+  return &mod->function(get_string(c->attrs(), taken ? "then_func" : "else_func"));
+}
+
+Function fold_in(const Function& f, const ConstantEvaluator& evaluate, const IRModule* mod) {
   VarMap map, tuples;  // tuples: vars bound to tuple literals (fields already substituted)
   std::vector<Binding> out;
   bool changed = false;
-  for (const Binding& b : f.bindings()) {
+  // Bindings to fold, last first: the function's, then those of inlined branches in their place
+  // (`inlined`: its var is the branch's own and gets a fresh one here, as the branch function
+  // stays in the module or is inlined elsewhere too).
+  struct Item {
+    Binding b;
+    bool inlined;
+  };
+  std::vector<Item> pending;
+  for (auto it = f.bindings().rbegin(); it != f.bindings().rend(); ++it) pending.push_back({*it, false});
+  // An inlined branch's result, bound to the if's var once the branch's bindings are folded.
+  struct Result {
+    size_t depth;
+    Var var;
+    Expr result;
+  };
+  std::vector<Result> results;
+  while (!pending.empty() || !results.empty()) {
+    if (!results.empty() && results.back().depth == pending.size()) {
+      Result r = results.back();
+      results.pop_back();
+      Expr value = substitute(r.result, map, &tuples);
+      map[r.var.get()] = value;
+      if (value.as<TupleNode>()) tuples[r.var.get()] = value;
+      continue;
+    }
+    auto [b, inlined] = pending.back();
+    pending.pop_back();
     Expr value = fold_call(substitute(b.value, map, &tuples), evaluate);
+    if (const Function* branch = taken_branch(value, mod)) {
+      // Its parameters are the if's captured arguments; its bindings run next, then the if's
+      // var is its result.
+      const auto& args = value.as<CallNode>()->args();
+      for (size_t i = 0; i < branch->params().size(); ++i) map[branch->params()[i].get()] = args.at(i + 1);
+      results.push_back({pending.size(), b.var, branch->result()});
+      for (auto it = branch->bindings().rbegin(); it != branch->bindings().rend(); ++it) pending.push_back({*it, true});
+      changed = true;
+      continue;
+    }
     if (propagatable(value)) {
       map[b.var.get()] = value;
       changed = true;
       continue;
     }
     if (value.as<TupleNode>()) tuples[b.var.get()] = value;
-    if (value.same_as(b.value)) {
+    if (!inlined && value.same_as(b.value)) {
       out.push_back(b);
       continue;
     }
     changed = true;
     Var v = b.var;
-    if (!type_equal(v.type(), value.type())) {
+    if (inlined || !type_equal(v.type(), value.type())) {
       v = Var::make(b.var.name(), value.type());
       map[b.var.get()] = v;
     }
@@ -84,9 +134,28 @@ Function fold_constant(const Function& f, const ConstantEvaluator& evaluate) {
   return Function::make(f.params(), std::move(out), substitute(f.result(), map, &tuples));
 }
 
+// The functions the bindings of `f` call through if/loop.
+void add_callees(const Function& f, std::set<std::string>& names) {
+  for (const Binding& b : f.bindings())
+    if (const auto* c = b.value.as<CallNode>())
+      for (const char* key : {"then_func", "else_func", "body"})
+        if ((c->op() == kCallIf || c->op() == kCallLoop) && has_attr(c->attrs(), key))
+          names.insert(get_string(c->attrs(), key));
+}
+
+}  // namespace
+
+Function fold_constant(const Function& f, const ConstantEvaluator& evaluate) { return fold_in(f, evaluate, nullptr); }
+
 IRModule fold_constant(const IRModule& mod, const ConstantEvaluator& evaluate) {
   IRModule out = mod;
-  for (auto& [name, f] : out.functions) f = fold_constant(f, evaluate);
+  std::set<std::string> before, after;
+  for (const auto& [name, f] : mod.functions) add_callees(f, before);
+  for (auto& [name, f] : out.functions) f = fold_in(f, evaluate, &mod);
+  // Branches no if calls any more (all inlined) go.
+  for (const auto& [name, f] : out.functions) add_callees(f, after);
+  for (const std::string& name : before)
+    if (!after.count(name)) out.functions.erase(name);
   return out;
 }
 

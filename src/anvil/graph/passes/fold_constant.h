@@ -8,7 +8,9 @@
 //    shape folding happens. The evaluator may decline (std::nullopt): the call stays. Calls of
 //    tuple type and call_tir are never handed to it;
 //  * projections of a tuple literal's var become the field, and a binding of a Var, a constant
-//    or a shape value is propagated into its uses and removed.
+//    or a shape value is propagated into its uses and removed;
+//  * (module form) an `if` whose condition is a constant becomes the taken branch's bindings
+//    (folded in turn) and result; branch functions no call reaches any more leave the module.
 // Bindings whose types become more precise get new Vars of the new type. Folded bindings are
 // removed; other bindings that became unused are dead_code_elimination's job.
 #pragma once

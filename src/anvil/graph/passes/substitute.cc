@@ -44,7 +44,7 @@ Expr substitute(const Expr& e, const VarMap& map, const VarMap* tuples) {
         changed = changed || !args.back().same_as(a);
       }
       if (!changed) return e;
-      Type t = c->op() == kCallTIR ? c->type() : infer_call_type(c->op(), args, c->attrs());
+      Type t = call_keeps_type(c->op()) ? c->type() : infer_call_type(c->op(), args, c->attrs());
       return Call::make(c->op(), std::move(args), c->attrs(), std::move(t));
     }
   }

@@ -54,6 +54,7 @@ void register_builtins();
 void register_storage_builtins();  // storage.cc
 void register_shape_builtins();    // shape.cc
 void register_data_builtins();     // data.cc
+void register_loop_builtins();     // loop.cc (what the bytecode of a graph loop calls)
 
 // ---- Argument helpers -------------------------------------------------------------------------
 

@@ -125,6 +125,7 @@ void register_builtins() {
   register_storage_builtins();
   register_shape_builtins();
   register_data_builtins();
+  register_loop_builtins();
 }
 
 }  // namespace anvil::vm

@@ -1,0 +1,25 @@
+// ONNX If and Loop (control_flow.cc). Their subgraphs are imported with the importer's own
+// machinery, so unlike other operators they see the ImportState, not an ImportContext.
+//
+// If: a condition known at import (a constant, or known values) imports only the taken branch,
+// inline, so its known values keep flowing (the AffineGrid function's `Size(size) == 4`). Any
+// other condition becomes graph `if` (graph/ops/control_flow.cc): each branch a Function of the
+// module taking the outer-scope values the subgraphs read (constants are copied in instead).
+// Loop: graph `loop` with the body a Function of (iteration, cond, carried..., captured...);
+// scan outputs get a fresh symbolic leading dimension.
+#pragma once
+
+#include <string>
+
+#include "anvil/frontend/onnx/import_state.h"
+
+namespace anvil::frontend::onnx {
+
+bool is_control_flow(const std::string& op_type);  // If, Loop
+void convert_control_flow(ImportState& state, const NodeProto& node, int index);
+
+// From importer.cc: one node through its converter, and a graph output's expression.
+void convert_node(ImportState& state, const NodeProto& node, int index);
+graph::Expr output_expr(ImportState& state, const ValueInfoProto& out);
+
+}  // namespace anvil::frontend::onnx

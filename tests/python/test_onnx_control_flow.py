@@ -1,0 +1,152 @@
+# ONNX If and Loop as control flow in the VM: models built with onnx.helper, imported by
+# anvil.frontend.from_onnx, compiled for llvm and compared with ONNX Runtime on random inputs
+# (seed SEED). Nested Ifs on a 0-d input take every way of every branch (one input per leaf);
+# a Loop's trip count and its condition depend on the data.
+import numpy as np
+import pytest
+
+import anvil
+from conftest import SEED, require
+
+try:
+    import onnx
+    from onnx import TensorProto, helper
+except ImportError:
+    onnx = None
+require(onnx is not None, "pip package onnx (scripts/setup.sh installs it)")
+try:
+    import onnxruntime
+except ImportError:
+    onnxruntime = None
+require(onnxruntime is not None, "pip package onnxruntime")
+
+FLOAT = TensorProto.FLOAT
+
+
+def _run_both(model, feeds):
+    onnx.checker.check_model(model)
+    exe = anvil.compile(anvil.frontend.from_onnx(model))
+    out = anvil.runtime.VirtualMachine(exe, anvil.cpu())["main"](*feeds.values())
+    got = [o.numpy() for o in out] if isinstance(out, (list, tuple)) else [out.numpy()]
+    sess = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return got, sess.run(None, feeds)
+
+
+def _const(name, value, dtype=np.float32):
+    return helper.make_node("Constant", [], [name], value=onnx.numpy_helper.from_array(np.array(value, dtype=dtype)))
+
+
+_counter = [0]
+
+
+def _fresh(prefix):
+    _counter[0] += 1
+    return f"{prefix}{_counter[0]}"
+
+
+def _branches(depth, low, high, out):
+    """A subgraph computing `out` from the outer x, r and t: below depth 0 a leaf, else an If on
+    t > (low + high) / 2 whose branches split the interval again."""
+    if depth == 0:
+        k = _fresh("leaf")
+        # Each leaf its own function of the outer values (x a graph input, r computed outside).
+        scale = _fresh("s")
+        nodes = [_const(scale, float(len(k)) * 0.25 + low), helper.make_node("Mul", ["x", scale], [k + "_m"]),
+                 helper.make_node("Add", [k + "_m", "r"], [k + "_a"]), helper.make_node("Add", [k + "_a", "t"], [out])]
+        return nodes
+    mid = (low + high) / 2
+    thr, cond = _fresh("thr"), _fresh("cond")
+    then_out, else_out = _fresh("then"), _fresh("else")
+    then_g = helper.make_graph(_branches(depth - 1, mid, high, then_out), _fresh("g"), [],
+                               [helper.make_tensor_value_info(then_out, FLOAT, None)])
+    else_g = helper.make_graph(_branches(depth - 1, low, mid, else_out), _fresh("g"), [],
+                               [helper.make_tensor_value_info(else_out, FLOAT, None)])
+    return [_const(thr, mid), helper.make_node("Greater", ["t", thr], [cond]),
+            helper.make_node("If", [cond], [out], then_branch=then_g, else_branch=else_g)]
+
+
+def _nested_if_model(depth):
+    nodes = [helper.make_node("Relu", ["x"], ["r"])] + _branches(depth, -4.0, 4.0, "y")
+    graph = helper.make_graph(nodes, "nested_if", [helper.make_tensor_value_info("x", FLOAT, [3, 4]),
+                                                   helper.make_tensor_value_info("t", FLOAT, [])],
+                              [helper.make_tensor_value_info("y", FLOAT, [3, 4])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_nested_ifs_on_a_0d_input_take_every_branch():
+    depth = 3
+    model = _nested_if_model(depth)
+    rng = np.random.default_rng(SEED)
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    exe = anvil.compile(anvil.frontend.from_onnx(model))
+    vm = anvil.runtime.VirtualMachine(exe, anvil.cpu())
+    sess = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    width = 8.0 / 2 ** depth
+    results = set()
+    for leaf in range(2 ** depth):  # one t inside each leaf's interval of (-4, 4)
+        t = np.array(-4.0 + width * (leaf + rng.uniform(0.1, 0.9)), dtype=np.float32)
+        got = vm["main"](x, t).numpy()
+        want = sess.run(None, {"x": x, "t": t})[0]
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        results.add(round(float((want - t - np.maximum(x, 0)).sum()), 3))
+    assert len(results) == 2 ** depth  # every leaf gave its own result
+
+
+def test_if_with_several_outputs_and_an_outer_computed_value():
+    then_g = helper.make_graph([helper.make_node("Add", ["r", "x"], ["a"]), helper.make_node("Neg", ["x"], ["b"])],
+                               "then", [], [helper.make_tensor_value_info("a", FLOAT, None),
+                                            helper.make_tensor_value_info("b", FLOAT, None)])
+    else_g = helper.make_graph([helper.make_node("Sub", ["r", "x"], ["c"]), helper.make_node("Identity", ["r"], ["d"])],
+                               "else", [], [helper.make_tensor_value_info("c", FLOAT, None),
+                                            helper.make_tensor_value_info("d", FLOAT, None)])
+    nodes = [helper.make_node("Exp", ["x"], ["r"]), helper.make_node("If", ["flag"], ["p", "q"], then_branch=then_g,
+                                                                     else_branch=else_g),
+             helper.make_node("Mul", ["p", "q"], ["y"])]
+    graph = helper.make_graph(nodes, "if2", [helper.make_tensor_value_info("x", FLOAT, [2, 5]),
+                                             helper.make_tensor_value_info("flag", TensorProto.BOOL, [])],
+                              [helper.make_tensor_value_info("y", FLOAT, [2, 5]),
+                               helper.make_tensor_value_info("q", FLOAT, [2, 5])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    x = np.random.default_rng(SEED).standard_normal((2, 5)).astype(np.float32)
+    for flag in (True, False):
+        got, want = _run_both(model, {"x": x, "flag": np.array(flag)})
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+def _loop_model():
+    # y = y * 0.5 + x + iteration while sum(y) < limit, at most M times; scan: y after each step.
+    body_nodes = [_const("half", 0.5), helper.make_node("Mul", ["y_in", "half"], ["h"]),
+                  helper.make_node("Add", ["h", "x"], ["hx"]), helper.make_node("Cast", ["i"], ["fi"], to=FLOAT),
+                  helper.make_node("Add", ["hx", "fi"], ["y_out"]),
+                  helper.make_node("ReduceSum", ["y_out"], ["s"], keepdims=0),
+                  helper.make_node("Less", ["s", "limit"], ["c_out"]),
+                  helper.make_node("Identity", ["y_out"], ["scan"])]
+    body = helper.make_graph(body_nodes, "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                                                  helper.make_tensor_value_info("c_in", TensorProto.BOOL, []),
+                                                  helper.make_tensor_value_info("y_in", FLOAT, [3])],
+                             [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
+                              helper.make_tensor_value_info("y_out", FLOAT, [3]),
+                              helper.make_tensor_value_info("scan", FLOAT, [3])])
+    nodes = [helper.make_node("Loop", ["M", "cond", "y0"], ["y", "ys"], body=body)]
+    graph = helper.make_graph(nodes, "loop", [helper.make_tensor_value_info("M", TensorProto.INT64, []),
+                                              helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+                                              helper.make_tensor_value_info("y0", FLOAT, [3]),
+                                              helper.make_tensor_value_info("x", FLOAT, [3]),
+                                              helper.make_tensor_value_info("limit", FLOAT, [])],
+                              [helper.make_tensor_value_info("y", FLOAT, [3]),
+                               helper.make_tensor_value_info("ys", FLOAT, [None, 3])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+@pytest.mark.parametrize("trips,cond,limit", [(0, True, 100.0), (1, True, 100.0), (7, True, 1e9), (50, True, 25.0),
+                                              (5, False, 100.0)])
+def test_loop_with_a_data_dependent_trip_count(trips, cond, limit):
+    rng = np.random.default_rng(SEED)
+    feeds = {"M": np.array(trips, dtype=np.int64), "cond": np.array(cond),
+             "y0": rng.standard_normal(3).astype(np.float32), "x": rng.uniform(0.5, 1.5, 3).astype(np.float32),
+             "limit": np.array(limit, dtype=np.float32)}
+    got, want = _run_both(_loop_model(), feeds)
+    assert got[1].shape == want[1].shape
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
