@@ -42,8 +42,10 @@ int num_activations(Cell c) { return c == Cell::kRnn ? 1 : c == Cell::kGru ? 2 :
 // A 0-d constant v of a float dtype (float32 constant, cast for the others).
 Expr float_scalar(ImportContext& ctx, DataType dtype, double v) {
   Tensor t = Tensor::empty({}, dtype == DataType::float64() ? dtype : DataType::float32());
-  if (dtype == DataType::float64()) *static_cast<double*>(t.data()) = v;
-  else *static_cast<float*>(t.data()) = static_cast<float>(v);
+  if (dtype == DataType::float64())
+    *static_cast<double*>(t.data()) = v;
+  else
+    *static_cast<float*>(t.data()) = static_cast<float>(v);
   Expr c = ctx.constant(t);
   return t.dtype() == dtype ? c : ctx.emit("cast", {c}, {{"dtype", dtype}});
 }
@@ -66,9 +68,11 @@ std::vector<Expr> split(ImportContext& ctx, const Expr& x, int64_t axis, int64_t
   if (n == 1) return {x};
   std::vector<Expr> out;
   for (int64_t k = 0; k < n; ++k)
-    out.push_back(ctx.emit("strided_slice", {x}, {{"begin", AttrValue::ints({k * piece})},
-                                                  {"end", AttrValue::ints({(k + 1) * piece})},
-                                                  {"strides", AttrValue::ints({1})}, {"axes", AttrValue::ints({axis})}}));
+    out.push_back(ctx.emit("strided_slice", {x},
+                           {{"begin", AttrValue::ints({k * piece})},
+                            {"end", AttrValue::ints({(k + 1) * piece})},
+                            {"strides", AttrValue::ints({1})},
+                            {"axes", AttrValue::ints({axis})}}));
   return out;
 }
 
@@ -113,10 +117,14 @@ std::vector<Activation> activations(ImportContext& ctx, Cell cell, int64_t dirs)
   std::vector<Activation> out;
   for (const std::string& n : names) {
     Activation a{lower(n)};
-    if (a.name == "leakyrelu") a.alpha = next(alphas, ai, 0.01);
-    else if (a.name == "thresholdedrelu" || a.name == "elu") a.alpha = next(alphas, ai, 1.0);
-    else if (a.name == "hardsigmoid") a.alpha = next(alphas, ai, 0.2), a.beta = next(betas, bi, 0.5);
-    else if (a.name == "affine" || a.name == "scaledtanh") a.alpha = next(alphas, ai, 1.0), a.beta = next(betas, bi, 0.0);
+    if (a.name == "leakyrelu")
+      a.alpha = next(alphas, ai, 0.01);
+    else if (a.name == "thresholdedrelu" || a.name == "elu")
+      a.alpha = next(alphas, ai, 1.0);
+    else if (a.name == "hardsigmoid")
+      a.alpha = next(alphas, ai, 0.2), a.beta = next(betas, bi, 0.5);
+    else if (a.name == "affine" || a.name == "scaledtanh")
+      a.alpha = next(alphas, ai, 1.0), a.beta = next(betas, bi, 0.0);
     else if (a.name != "relu" && a.name != "tanh" && a.name != "sigmoid" && a.name != "softsign" &&
              a.name != "softplus")
       ctx.unsupported(str_cat("activation '", n, "'"));
@@ -170,7 +178,7 @@ DirectionOut run_direction(ImportContext& ctx, const Recurrence& rc, const Expr&
                            const Expr& b, const Expr& p, Expr h, Expr c, const Activation* acts, bool reverse) {
   const int64_t g = num_gates(rc.cell), hs = rc.hidden;
   Expr xw = ctx.emit("matmul", {x, transpose(ctx, w, {1, 0})});  // [T, B, G*H]
-  Expr rt = transpose(ctx, r, {1, 0});                            // [H, G*H]
+  Expr rt = transpose(ctx, r, {1, 0});                           // [H, G*H]
   Expr rb_h;  // GRU linear_before_reset: the h gate's recurrent bias stays inside r * (..)
   if (b.defined()) {
     std::vector<Expr> wb_rb = split(ctx, b, 0, 2, g * hs);
@@ -227,7 +235,8 @@ DirectionOut run_direction(ImportContext& ctx, const Recurrence& rc, const Expr&
       Expr pi = pre[0], pf = pre[2];
       if (p.defined()) pi = add(ctx, pi, mul(ctx, pio[0], c)), pf = add(ctx, pf, mul(ctx, pio[2], c));
       Expr i = gate(ctx, rc, pi, acts[0]);
-      Expr f = rc.input_forget ? ctx.emit("subtract", {float_scalar(ctx, rc.dtype, 1.0), i}) : gate(ctx, rc, pf, acts[0]);
+      Expr f =
+          rc.input_forget ? ctx.emit("subtract", {float_scalar(ctx, rc.dtype, 1.0), i}) : gate(ctx, rc, pf, acts[0]);
       Expr cand = gate(ctx, rc, pre[3], acts[1]);
       c_new = add(ctx, mul(ctx, f, c), mul(ctx, i, cand));
       Expr po = pre[1];
@@ -256,8 +265,9 @@ DirectionOut run_direction(ImportContext& ctx, const Recurrence& rc, const Expr&
 std::vector<Expr> convert_recurrent(ImportContext& ctx, Cell cell) {
   const std::string op = cell == Cell::kRnn ? "RNN" : cell == Cell::kGru ? "GRU" : "LSTM";
   for (const std::string& a : ctx.attr_names()) {
-    static const char* const known[] = {"activation_alpha", "activation_beta", "activations", "clip", "direction",
-                                        "hidden_size", "layout", "input_forget", "linear_before_reset"};
+    static const char* const known[] = {"activation_alpha",   "activation_beta", "activations", "clip",
+                                        "direction",          "hidden_size",     "layout",      "input_forget",
+                                        "linear_before_reset"};
     if (std::find(std::begin(known), std::end(known), a) == std::end(known))
       ctx.unsupported(str_cat("attribute '", a, "'"));
   }
@@ -278,9 +288,10 @@ std::vector<Expr> convert_recurrent(ImportContext& ctx, Cell cell) {
   rc.dtype = xt.dtype();
   std::optional<int64_t> steps = ir::as_const_int(x.type().dim(0));
   if (!steps)
-    ctx.unsupported(str_cat(op, " with a symbolic sequence length ", ir::to_string(x.type().dim(0)),
-                            " (the steps are unrolled at import: pin the dim with the input shapes, e.g. from_onnx's shape= or the "
-                            "CLI's --input-shapes)"));
+    ctx.unsupported(
+        str_cat(op, " with a symbolic sequence length ", ir::to_string(x.type().dim(0)),
+                " (the steps are unrolled at import: pin the dim with the input shapes, e.g. from_onnx's shape= or the "
+                "CLI's --input-shapes)"));
   rc.steps = *steps;
   const PrimExpr batch = x.type().dim(1);
 
@@ -306,8 +317,9 @@ std::vector<Expr> convert_recurrent(ImportContext& ctx, Cell cell) {
     }
     if (!all_full) {
       Expr lens = ctx.emit("cast", {ctx.input(4)}, {{"dtype", DataType::int64()}});
-      Expr t = ctx.emit("arange", {}, {{"start", 0.0}, {"limit", static_cast<double>(rc.steps)}, {"delta", 1.0},
-                                        {"dtype", DataType::int64()}});
+      Expr t = ctx.emit(
+          "arange", {},
+          {{"start", 0.0}, {"limit", static_cast<double>(rc.steps)}, {"delta", 1.0}, {"dtype", DataType::int64()}});
       Expr valid = ctx.emit("less", {unsqueeze(ctx, t, {1}), unsqueeze(ctx, lens, {0})});  // [T, B]
       rc.valid = unsqueeze(ctx, valid, {2});
       Tensor zero = Tensor::empty({}, DataType::int64());
