@@ -3,7 +3,8 @@
 # reference of the operator's definition on random inputs (seed SEED): 3-d and 4-d inputs, GQA,
 # past key/value with the present outputs, a bool or float mask (one shorter than the total
 # length, also a symbolic one), is_causal, softcap, scale, nonpad_kv_seqlen, each
-# qk_matmul_output_mode, a symbolic batch.
+# qk_matmul_output_mode, a symbolic batch. LinearAttention (opset 27): the four update rules, GQA
+# and MQA, per-key and per-head decay, per-head and scalar beta, past_state, scale, float16.
 import numpy as np
 import pytest
 
@@ -152,3 +153,80 @@ def test_attention_matches_numpy(name):
     for i, (g, w) in enumerate(zip(got, wanted)):
         assert g.shape == w.shape, f"{name} output {i} (seed {SEED}): shape {g.shape}, expected {w.shape}"
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5, err_msg=f"{name} output {i} (seed {SEED})")
+
+
+def _linear_reference(q, k, v, past, decay, beta, hq, hkv, rule, scale):
+    """LinearAttention's recurrence token by token in float64: output [B, T, Hq*dv], the state."""
+    b, steps = q.shape[:2]
+    q = q.astype(np.float64).reshape(b, steps, hq, -1)
+    k = k.astype(np.float64).reshape(b, steps, hkv, -1)
+    v = v.astype(np.float64).reshape(b, steps, hkv, -1)
+    dk, dv, g = q.shape[-1], v.shape[-1], hq // hkv
+    s = np.zeros((b, hkv, dk, dv)) if past is None else past.astype(np.float64)
+    scale = scale or 1 / np.sqrt(dk)
+    out = []
+    for t in range(steps):
+        if rule in ("gated", "gated_delta"):
+            s = s * np.exp(decay[:, t].astype(np.float64).reshape(b, hkv, -1))[..., None]
+        if rule in ("delta", "gated_delta"):
+            read = np.einsum("bhk,bhkv->bhv", k[:, t], s)
+            write = beta[:, t].astype(np.float64).reshape(b, -1, 1) * (v[:, t] - read)
+        else:
+            write = v[:, t]
+        s = s + k[:, t][..., None] * write[:, :, None, :]
+        qt = q[:, t].reshape(b, hkv, g, dk)
+        out.append(scale * np.einsum("bhgk,bhkv->bhgv", qt, s).reshape(b, hq * dv))
+    return np.stack(out, axis=1), s
+
+
+LINEAR = {
+    # name: (update_rule, q_num_heads, kv_num_heads, d_k, d_v, T, decay width per kv head (0: none),
+    #        beta width (0: none), past_state, scale, dtype)
+    "linear_past": ("linear", 2, 2, 4, 3, 5, 0, 0, True, 0.0, np.float32),
+    "gated_per_key_gqa": ("gated", 4, 2, 4, 6, 3, 4, 0, False, 0.0, np.float32),
+    "delta_scalar_beta_scale": ("delta", 2, 2, 5, 4, 4, 0, 1, True, 0.5, np.float32),
+    "gated_delta_per_head_decay_mqa": ("gated_delta", 4, 1, 4, 4, 6, 1, 1, False, 0.0, np.float32),
+    "gated_delta_float16_decode": ("gated_delta", 2, 2, 8, 8, 1, 8, 2, True, 0.0, np.float16),
+}
+
+
+@pytest.mark.parametrize("name", list(LINEAR))
+def test_linear_attention_matches_numpy(name):
+    require(O is not None, "pip package onnx (scripts/setup.sh)")
+    require(hasattr(anvil, "frontend"), "anvil.frontend (the ONNX importer)")
+    rule, hq, hkv, dk, dv, steps, dw, bw, with_past, scale, dtype = LINEAR[name]
+    rng = np.random.default_rng([SEED, 100 + list(LINEAR).index(name)])
+    b = 2
+    f = lambda *s, lo=-1, hi=1: rng.uniform(lo, hi, s).astype(dtype)  # noqa: E731
+    k = f(b, steps, hkv, dk).astype(np.float64)
+    k = (k / np.linalg.norm(k, axis=-1, keepdims=True)).reshape(b, steps, hkv * dk).astype(dtype)  # delta: L2 rows
+    inputs = {"query": f(b, steps, hq * dk), "key": k, "value": f(b, steps, hkv * dv)}
+    if with_past:
+        inputs["past_state"] = f(b, hkv, dk, dv)
+    if dw:
+        inputs["decay"] = f(b, steps, hkv * dw, lo=-1, hi=0)
+    if bw:
+        inputs["beta"] = f(b, steps, hkv if bw == 2 else 1, lo=0, hi=1)
+    h, T = O.helper, O.TensorProto
+    names = ["query", "key", "value", "past_state", "decay", "beta"]
+    given = [n if n in inputs else "" for n in names]
+    while not given[-1]:
+        given.pop()
+    et = O.helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    infos = [h.make_tensor_value_info(n, et, ["batch"] + list(inputs[n].shape[1:])) for n in given if n]
+    attrs = dict(update_rule=rule, q_num_heads=hq, kv_num_heads=hkv)
+    if scale:
+        attrs["scale"] = scale
+    node = h.make_node("LinearAttention", given, ["output", "present_state"], **attrs)
+    g = h.make_graph([node], "t", infos, [h.make_tensor_value_info(o, et, None) for o in ("output", "present_state")])
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", 27)])
+    model.ir_version = 10
+    exe = anvil.compile(anvil.frontend.from_onnx(model), "llvm")
+    got = anvil.runtime.VirtualMachine(exe, anvil.cpu())["main"](*[inputs[n] for n in given if n])
+    got = [o.numpy() if hasattr(o, "numpy") else np.asarray(o) for o in got]
+    want = _linear_reference(inputs["query"], inputs["key"], inputs["value"], inputs.get("past_state"),
+                             inputs.get("decay"), inputs.get("beta"), hq, hkv, rule, scale)
+    tol = 1e-5 if dtype == np.float32 else 2e-3
+    for i, (o, w) in enumerate(zip(got, want)):
+        assert o.dtype == dtype and o.shape == w.shape, f"{name} output {i}: {o.dtype} {o.shape}, expected {w.shape}"
+        np.testing.assert_allclose(o.astype(np.float64), w, rtol=tol, atol=tol, err_msg=f"{name} output {i} (seed {SEED})")

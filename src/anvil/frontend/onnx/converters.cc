@@ -29,6 +29,7 @@ const std::map<std::string, Converter>& filled_table() {
     register_reduce_converters();
     register_nn_converters();
     register_attention_converter();
+    register_linear_attention_converter();
     register_transform_converters();
     register_quantize_converters();
     register_recurrent_converters();

@@ -24,6 +24,7 @@ void register_elementwise_converters();  // convert_elementwise.cc
 void register_reduce_converters();       // convert_reduce.cc
 void register_nn_converters();           // convert_nn.cc
 void register_attention_converter();     // convert_attention.cc
+void register_linear_attention_converter();  // convert_linear_attention.cc
 void register_transform_converters();    // convert_transform.cc (also Shape, Constant, Identity, ...)
 void register_quantize_converters();     // convert_quantize.cc (QuantizeLinear, DequantizeLinear)
 void register_recurrent_converters();    // convert_recurrent.cc (RNN, GRU, LSTM)
