@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "anvil/base/error.h"
+#include "anvil/graph/op_registry.h"
 #include "anvil/ir/expr_functor.h"
 #include "anvil/ops/cpu/schedule_injective.h"
 #include "anvil/ops/strategy.h"
@@ -108,11 +109,18 @@ LoweredCall lower_fused(const graph::Function& group, const graph::CallNode& cal
     types.push_back(t);
   }
   std::string implementation = "fused(";
+  // An anchor group (fuse_ops.h): the anchor's schedule, given the epilogue's output.
+  const OpImplementation* anchor = nullptr;
   for (const graph::Binding& b : group.bindings()) {
     const auto* c = b.value.as<graph::CallNode>();
     if (c == nullptr) value_error("fused group ", name, ": binding %", b.var.name(), " is not an operator call");
     const OpImplementation& impl = select_implementation(c->op(), target);
     implementation += (implementation.back() == '(' ? "" : ",") + impl.name;
+    const graph::OpInfo* info = graph::find_op(c->op());
+    if (info != nullptr && info->pattern == graph::OpPattern::kOutEWiseFusable) {
+      if (anchor != nullptr) value_error("fused group ", name, ": more than one anchor (", anchor->name, ", ", impl.name, ")");
+      anchor = &impl;
+    }
     std::vector<te::Tensor> inputs;
     for (const graph::Expr& a : c->args()) {
       auto it = tensors.find(a.get());
@@ -141,7 +149,8 @@ LoweredCall lower_fused(const graph::Function& group, const graph::CallNode& cal
   for (const ir::Var& v : result.shape_vars) args.emplace_back(v);
   try {
     te::Schedule s = te::create_schedule({out});
-    schedule_injective(s, {out}, target);
+    if (anchor != nullptr) anchor->schedule(s, {out}, target);
+    else schedule_injective(s, {out}, target);
     result.func = te::lower(s, args, name);
   } catch (const Error& e) {
     throw Error(e.kind(), str_cat(name, " (", implementation, "): ", e.what()));

@@ -33,7 +33,10 @@ LoweredCall lower_call(const graph::CallNode& call, const Target& target, const 
 // injective schedule on the group's result (every intermediate inlined), and the same parameter
 // convention as lower_call (the call's tensor arguments, the output, the shape vars of the
 // arguments' and result's types). `call` is the call_fused; implementation is
-// "fused(add.cpu,clip.cpu,...)". NotImplementedError when a binding's op has no implementation.
+// "fused(add.cpu,clip.cpu,...)". A group with an anchor (a kOutEWiseFusable op: conv, dense,
+// matmul, pool) is scheduled by the anchor's implementation, the other calls its epilogue (its
+// schedules take an elementwise output after their stage); others by schedule_injective.
+// NotImplementedError when a binding's op has no implementation.
 LoweredCall lower_fused(const graph::Function& group, const graph::CallNode& call, const Target& target,
                         const std::string& name);
 

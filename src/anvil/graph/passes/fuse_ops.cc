@@ -1,10 +1,15 @@
 // fuse_ops (fuse_ops.h): one forward sweep over the bindings. A fusible call adopts the groups
 // of those of its arguments that are fusible calls used only by it; since every adopted value
 // has a single use, a group is a tree and its root is its last binding, so the group can be
-// evaluated at the root's place.
+// evaluated at the root's place. An anchor (kOutEWiseFusable: conv, dense, matmul, pool) starts
+// a group of its own and adopts nothing; elementwise/broadcast consumers of its shape and dtype
+// adopt it as their epilogue. An anchor group's root may have several uses when all of them are
+// in the consuming group (HardSwish reads the conv twice): the anchor's result is computed once
+// per tile and both reads see it, so nothing is recomputed but the cheap epilogue.
 #include "anvil/graph/passes/fuse_ops.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -14,15 +19,28 @@
 namespace anvil::graph::passes {
 namespace {
 
-bool fusible_call(const Expr& value, const FusiblePredicate& fusible) {
+enum class Role { kNone, kPlain, kAnchor };
+
+Role role_of(const Expr& value, const FusiblePredicate& fusible) {
   const auto* call = value.as<CallNode>();
-  if (call == nullptr || call->op() == kCallTIR || call->op() == kCallFused) return false;
+  if (call == nullptr || call->op() == kCallTIR || call->op() == kCallFused) return Role::kNone;
   const OpInfo* info = find_op(call->op());
-  if (info == nullptr || info->pattern > OpPattern::kInjective) return false;
-  if (!call->type().is_tensor()) return false;
+  if (info == nullptr) return Role::kNone;
+  const bool anchor = info->pattern == OpPattern::kOutEWiseFusable;
+  if (info->pattern > OpPattern::kInjective && !anchor) return Role::kNone;
+  if (!call->type().is_tensor()) return Role::kNone;
   for (const Expr& a : call->args())
-    if (!a.type().is_tensor() && a.as<ShapeExprNode>() == nullptr) return false;
-  return !fusible || fusible(*call);
+    if (!a.type().is_tensor() && a.as<ShapeExprNode>() == nullptr) return Role::kNone;
+  if (fusible && !fusible(*call)) return Role::kNone;
+  return anchor ? Role::kAnchor : Role::kPlain;
+}
+
+// Whether `call` may read an anchor group's value as an epilogue: elementwise or broadcast,
+// producing exactly the anchor's type (so it reads the value at its own output position, the
+// position the anchor's schedule computes for that tile).
+bool epilogue_of(const CallNode& call, const Type& anchor_type) {
+  const OpInfo* info = find_op(call.op());
+  return info != nullptr && info->pattern <= OpPattern::kBroadcast && type_equal(call.type(), anchor_type);
 }
 
 // "fused_add_clip_multiply_divide": the first operators of the group, dots as underscores.
@@ -45,33 +63,72 @@ class Fuser {
     const std::vector<Binding>& bindings = f.bindings();
     std::unordered_map<const ExprNode*, int> uses = use_counts(f);
     std::unordered_map<const ExprNode*, size_t> index;  // binding var -> its index
-    std::vector<bool> fusible(bindings.size()), absorbed(bindings.size(), false);
+    std::vector<Role> role(bindings.size());
+    std::vector<bool> absorbed(bindings.size(), false);
     std::vector<std::vector<size_t>> members(bindings.size());  // per root, in binding order
+    std::vector<std::optional<Type>> anchor(bindings.size());   // per root: its anchor's type
+    auto call_at = [&](size_t k) { return bindings[k].value.as<CallNode>(); };
+    // The binding index of `a` when it is the root of a group that may still be adopted.
+    auto open_root = [&](const Expr& a) -> std::optional<size_t> {
+      auto it = index.find(a.get());
+      if (a.kind() != ExprKind::kVar || it == index.end()) return std::nullopt;
+      if (role[it->second] == Role::kNone || absorbed[it->second]) return std::nullopt;
+      return it->second;
+    };
     bool any = false;
     for (size_t i = 0; i < bindings.size(); ++i) {
       index[bindings[i].var.get()] = i;
-      fusible[i] = fusible_call(bindings[i].value, fusible_);
-      if (!fusible[i]) continue;
-      std::vector<size_t> group;
-      for (const Expr& a : bindings[i].value.as<CallNode>()->args()) {
-        auto it = index.find(a.get());
-        if (a.kind() != ExprKind::kVar || it == index.end()) continue;
-        size_t j = it->second;
-        if (!fusible[j] || absorbed[j] || uses[a.get()] != 1) continue;
+      role[i] = role_of(bindings[i].value, fusible_);
+      if (role[i] == Role::kNone) continue;
+      members[i] = {i};
+      if (role[i] == Role::kAnchor) {
+        anchor[i] = bindings[i].value.type();
+        continue;
+      }
+      const CallNode* call = call_at(i);
+      std::vector<size_t> group = {i};
+      std::optional<Type> group_anchor;
+      auto adopt = [&](size_t j) {
         absorbed[j] = true;
         group.insert(group.end(), members[j].begin(), members[j].end());
         members[j].clear();
+        if (anchor[j]) group_anchor = anchor[j];
+      };
+      // Single-use arguments; at most one anchor group, read as an epilogue.
+      for (const Expr& a : call->args()) {
+        std::optional<size_t> j = open_root(a);
+        if (!j || uses[a.get()] != 1) continue;
+        if (anchor[*j] && (group_anchor || !epilogue_of(*call, *anchor[*j]))) continue;
+        adopt(*j);
       }
-      group.push_back(i);
+      // An anchor group whose root's every use is in the group formed so far, each an epilogue.
+      if (!group_anchor) {
+        for (const Expr& a : call->args()) {
+          std::optional<size_t> j = open_root(a);
+          if (!j || !anchor[*j] || uses[a.get()] < 2) continue;
+          int inside = 0;
+          bool epilogues = true;
+          for (size_t m : group)
+            for (const Expr& arg : call_at(m)->args())
+              if (arg.same_as(a)) {
+                ++inside;
+                epilogues = epilogues && epilogue_of(*call_at(m), *anchor[*j]);
+              }
+          if (inside != uses[a.get()] || !epilogues) continue;
+          adopt(*j);
+          break;
+        }
+      }
       std::sort(group.begin(), group.end());
       members[i] = std::move(group);
+      anchor[i] = group_anchor;
       any = any || members[i].size() > 1;
     }
     if (!any) return f;
     std::vector<Binding> out;
     for (size_t i = 0; i < bindings.size(); ++i) {
       if (absorbed[i]) continue;
-      if (!fusible[i] || members[i].size() < 2) {
+      if (role[i] == Role::kNone || members[i].size() < 2) {
         out.push_back(bindings[i]);
         continue;
       }

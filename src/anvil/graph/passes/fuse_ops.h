@@ -1,4 +1,5 @@
-// fuse_ops: operator fusion of elementwise, broadcast and injective calls (issue #11 item 3).
+// fuse_ops: operator fusion of elementwise, broadcast and injective calls, and of conv/dense/matmul
+// with their elementwise epilogues (issue #11 item 3).
 //
 // A group is a maximal tree of calls whose operators' pattern is kElemwise, kBroadcast or
 // kInjective (op_registry.h), rooted at one call, in which every other call's value has exactly
@@ -14,6 +15,13 @@
 // the callee's result type, set here; the verifier checks it against the callee). lower_graph
 // lowers a call_fused into one kernel (ops::lower_fused). Group parameters are named p0, p1, ...
 // and the group's values t0, t1, ..., so identical groups print identically.
+//
+// Anchor groups: a call of pattern kOutEWiseFusable (nn.conv2d, nn.dense, matmul, the pools)
+// joins no group before it, but elementwise/broadcast calls after it whose type is exactly the
+// anchor's (bias add, relu/clip/hardswish/sigmoid-multiply, a residual add) adopt it as above,
+// one anchor per group; the anchor's value may then also have several uses when all are such
+// calls of the group. lower_fused schedules such a group with the anchor's schedule, the rest
+// computed as its epilogue ("fused_nn_conv2d_add_clip").
 //
 // `fusible` (optional) narrows which calls may join a group beyond the pattern; the pipeline
 // passes one that leaves out the operators the VM evaluates itself (views, shape values) and

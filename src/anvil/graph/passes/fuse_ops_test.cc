@@ -121,6 +121,120 @@ TEST(GraphFuseOps, BranchesJoinIntoOneTreeAndThePredicateNarrows) {
   )");
 }
 
+TEST(GraphFuseOps, ConvAnchorsItsBiasActivationAndResidualAdd) {
+  // nn.conv2d is an anchor: the bias add, clip and residual add after it are its epilogue (one
+  // group). It adopts nothing before it: the relu feeding it stays a call of its own.
+  expect_pass(fuse, R"(
+    def @main(%x: Tensor[(n, 2, 4, 4), float32]) -> Tensor[(n, 2, 4, 4), float32] {
+      %r: Tensor[(n, 2, 4, 4), float32] = relu(%x)
+      %c: Tensor[(n, 2, 4, 4), float32] = nn.conv2d(%r, const[0])
+      %b: Tensor[(n, 2, 4, 4), float32] = add(%c, const[1])
+      %k: Tensor[(n, 2, 4, 4), float32] = clip(%b, max=6.0, min=0.0)
+      %s: Tensor[(n, 2, 4, 4), float32] = add(%k, %x)
+      return %s
+    }
+    const[0]: Tensor[(2, 2, 1, 1), float32] = [1.0, 2.0, 3.0, 4.0]
+    const[1]: Tensor[(2, 1, 1), float32] = [0.5, -0.5]
+  )",
+              R"(
+    def @fused_nn_conv2d_add_clip_add(%p0: Tensor[(n, 2, 4, 4), float32], %p1: Tensor[(2, 2, 1, 1), float32],
+                                      %p2: Tensor[(2, 1, 1), float32],
+                                      %p3: Tensor[(n, 2, 4, 4), float32]) -> Tensor[(n, 2, 4, 4), float32] {
+      %t0: Tensor[(n, 2, 4, 4), float32] = nn.conv2d(%p0, %p1)
+      %t1: Tensor[(n, 2, 4, 4), float32] = add(%t0, %p2)
+      %t2: Tensor[(n, 2, 4, 4), float32] = clip(%t1, max=6.0, min=0.0)
+      %t3: Tensor[(n, 2, 4, 4), float32] = add(%t2, %p3)
+      return %t3
+    }
+    def @main(%x: Tensor[(n, 2, 4, 4), float32]) -> Tensor[(n, 2, 4, 4), float32] {
+      %r: Tensor[(n, 2, 4, 4), float32] = relu(%x)
+      %s: Tensor[(n, 2, 4, 4), float32] = call_fused(%r, const[0], const[1], %x, func="fused_nn_conv2d_add_clip_add")
+      return %s
+    }
+    const[0]: Tensor[(2, 2, 1, 1), float32] = [1.0, 2.0, 3.0, 4.0]
+    const[1]: Tensor[(2, 1, 1), float32] = [0.5, -0.5]
+  )");
+}
+
+TEST(GraphFuseOps, HardSwishReadsTheConvTwiceInsideItsGroup) {
+  // conv * clip(conv + 3, 0, 6) / 6: the conv has two uses, both in the group that the multiply
+  // forms (the add/clip branch adopted first), so the whole chain is one anchor group.
+  expect_pass(fuse, R"(
+    def @main(%x: Tensor[(n, 2, 4, 4), float32]) -> Tensor[(n, 2, 4, 4), float32] {
+      %c: Tensor[(n, 2, 4, 4), float32] = nn.conv2d(%x, const[0])
+      %a: Tensor[(n, 2, 4, 4), float32] = add(%c, const[1])
+      %k: Tensor[(n, 2, 4, 4), float32] = clip(%a, max=6.0, min=0.0)
+      %m: Tensor[(n, 2, 4, 4), float32] = multiply(%c, %k)
+      %d: Tensor[(n, 2, 4, 4), float32] = divide(%m, const[2])
+      return %d
+    }
+    const[0]: Tensor[(2, 2, 1, 1), float32] = [1.0, 2.0, 3.0, 4.0]
+    const[1]: Tensor[(), float32] = 3.0
+    const[2]: Tensor[(), float32] = 6.0
+  )",
+              R"(
+    def @fused_nn_conv2d_add_clip_multiply_divide(%p0: Tensor[(n, 2, 4, 4), float32],
+                                                  %p1: Tensor[(2, 2, 1, 1), float32], %p2: Tensor[(), float32],
+                                                  %p3: Tensor[(), float32]) -> Tensor[(n, 2, 4, 4), float32] {
+      %t0: Tensor[(n, 2, 4, 4), float32] = nn.conv2d(%p0, %p1)
+      %t1: Tensor[(n, 2, 4, 4), float32] = add(%t0, %p2)
+      %t2: Tensor[(n, 2, 4, 4), float32] = clip(%t1, max=6.0, min=0.0)
+      %t3: Tensor[(n, 2, 4, 4), float32] = multiply(%t0, %t2)
+      %t4: Tensor[(n, 2, 4, 4), float32] = divide(%t3, %p3)
+      return %t4
+    }
+    def @main(%x: Tensor[(n, 2, 4, 4), float32]) -> Tensor[(n, 2, 4, 4), float32] {
+      %d: Tensor[(n, 2, 4, 4), float32] = call_fused(%x, const[0], const[1], const[2],
+                                                     func="fused_nn_conv2d_add_clip_multiply_divide")
+      return %d
+    }
+    const[0]: Tensor[(2, 2, 1, 1), float32] = [1.0, 2.0, 3.0, 4.0]
+    const[1]: Tensor[(), float32] = 3.0
+    const[2]: Tensor[(), float32] = 6.0
+  )");
+}
+
+TEST(GraphFuseOps, AnAnchorGroupHasOneAnchorAndOnlyEpiloguesOfItsType) {
+  // add(%a, %b) of two dense results adopts the first only. The broadcast to (3, n, 3) does not
+  // have the anchor's type: it stays out. The matmul is also a result of the function, so the
+  // relu after it cannot take it.
+  expect_pass(fuse, R"(
+    def @main(%x: Tensor[(n, 2), float32], %y: Tensor[(3, n, 3), float32])
+        -> Tuple[Tensor[(3, n, 3), float32], Tensor[(n, 3), float32], Tensor[(n, 3), float32]] {
+      %a: Tensor[(n, 3), float32] = nn.dense(%x, const[0])
+      %b: Tensor[(n, 3), float32] = nn.dense(%x, const[0])
+      %s: Tensor[(n, 3), float32] = add(%a, %b)
+      %u: Tensor[(3, n, 3), float32] = add(%s, %y)
+      %m: Tensor[(n, 3), float32] = matmul(%x, const[1])
+      %v: Tensor[(n, 3), float32] = relu(%m)
+      %r: Tuple[Tensor[(3, n, 3), float32], Tensor[(n, 3), float32], Tensor[(n, 3), float32]] = (%u, %v, %m)
+      return %r
+    }
+    const[0]: Tensor[(3, 2), float32] = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    const[1]: Tensor[(2, 3), float32] = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+  )",
+              R"(
+    def @fused_nn_dense_add(%p0: Tensor[(n, 2), float32], %p1: Tensor[(3, 2), float32],
+                            %p2: Tensor[(n, 3), float32]) -> Tensor[(n, 3), float32] {
+      %t0: Tensor[(n, 3), float32] = nn.dense(%p0, %p1)
+      %t1: Tensor[(n, 3), float32] = add(%t0, %p2)
+      return %t1
+    }
+    def @main(%x: Tensor[(n, 2), float32], %y: Tensor[(3, n, 3), float32])
+        -> Tuple[Tensor[(3, n, 3), float32], Tensor[(n, 3), float32], Tensor[(n, 3), float32]] {
+      %b: Tensor[(n, 3), float32] = nn.dense(%x, const[0])
+      %s: Tensor[(n, 3), float32] = call_fused(%x, const[0], %b, func="fused_nn_dense_add")
+      %u: Tensor[(3, n, 3), float32] = add(%s, %y)
+      %m: Tensor[(n, 3), float32] = matmul(%x, const[1])
+      %v: Tensor[(n, 3), float32] = relu(%m)
+      %r: Tuple[Tensor[(3, n, 3), float32], Tensor[(n, 3), float32], Tensor[(n, 3), float32]] = (%u, %v, %m)
+      return %r
+    }
+    const[0]: Tensor[(3, 2), float32] = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    const[1]: Tensor[(2, 3), float32] = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+  )");
+}
+
 TEST(GraphFuseOps, CallFusedTypeIsCheckedAgainstItsCallee) {
   IRModule m = fuse_ops(parse_module(R"(
     def @main(%x: Tensor[(2,), float32]) -> Tensor[(2,), float32] {

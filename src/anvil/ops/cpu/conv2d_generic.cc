@@ -255,7 +255,9 @@ void register_conv2d_strategies() {
   register_implementation("nn.conv2d_transpose", "cpu",
                           {"conv2d_transpose_nchw.x86", conv2d_transpose_compute,
                            [](te::Schedule& s, const std::vector<te::Tensor>& outs, const Target& target) {
-                             schedule_row_reduction(s, outs[0], target);
+                             inline_elementwise_except(s, outs, {});  // any epilogue into the output
+                             te::Tensor conv = find_tensor(outs, "conv2d_transpose");
+                             schedule_row_reduction(s, outs[0], conv.defined() ? conv : outs[0], target);
                            }});
 }
 

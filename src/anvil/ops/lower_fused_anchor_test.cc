@@ -1,0 +1,242 @@
+// lower_fused on anchor groups (graph/passes/fuse_ops.h): a conv/dense/matmul with its bias,
+// activation and residual add as one kernel, scheduled by the anchor's implementation, against
+// a naive double reference of the whole group on random inputs (uniform [-1, 1), seed kSeed).
+// Covers the NCHWc conv schedule (OIHW weight packed in the kernel, and a prepacked weight)
+// with HardSwish reading the conv twice, the depthwise row schedule with ReLU6, the
+// transposed conv, the gemm dense with SiLU, and the batched matmul.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <random>
+
+#include "anvil/graph/parser.h"
+#include "anvil/ops/lower_call.h"
+#include "anvil/pipeline/build.h"
+#include "anvil/runtime/function.h"
+#include "anvil/runtime/register.h"
+#include "anvil/runtime/tensor.h"
+
+namespace anvil::ops {
+namespace {
+
+using Shape = std::vector<int64_t>;
+constexpr uint32_t kSeed = 20261211;
+const DataType f32 = DataType::float32();
+
+int64_t numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+struct Lowered {
+  Module module;
+  std::string implementation;
+};
+
+// The module's @g as a call_fused of its own parameters, lowered and built.
+Lowered lower_group(const std::string& text) {
+  register_runtime_functions();
+  graph::IRModule m = graph::parse_module(text);
+  const graph::Function& g = m.function("g");
+  std::vector<graph::Expr> args(g.params().begin(), g.params().end());
+  graph::Expr call = graph::Call::make(graph::kCallFused, args, {{"func", graph::AttrValue("g")}}, g.result().type());
+  LoweredCall lc = lower_fused(g, *call.as<graph::CallNode>(), Target::parse("llvm"), "kernel");
+  EXPECT_TRUE(lc.shape_vars.empty());
+  return {pipeline::build(std::vector<tir::PrimFunc>{lc.func}, Target::parse("llvm")), lc.implementation};
+}
+
+std::vector<float> random(const Shape& s, std::mt19937& rng) {
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> v(size_t(numel(s)));
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+std::vector<float> run(Lowered& k, const std::vector<std::pair<Shape, std::vector<float>>>& ins, const Shape& out) {
+  std::vector<Tensor> keep;
+  std::vector<Value> args;
+  for (const auto& [shape, v] : ins) {
+    Tensor t = Tensor::empty(std::span<const int64_t>(shape), f32);
+    std::memcpy(t.data(), v.data(), v.size() * sizeof(float));
+    keep.push_back(t);
+  }
+  Tensor o = Tensor::empty(std::span<const int64_t>(out), f32);
+  for (int64_t i = 0; i < numel(out); ++i) static_cast<float*>(o.data())[i] = std::nanf("");
+  keep.push_back(o);
+  for (const Tensor& t : keep) args.emplace_back(t);
+  k.module["kernel"].call(Args(args.data(), args.size()));
+  const float* p = static_cast<const float*>(o.data());
+  return std::vector<float>(p, p + numel(out));
+}
+
+void expect_close(const std::vector<float>& got, const std::vector<double>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  int bad = 0;
+  for (size_t i = 0; i < want.size(); ++i)
+    if (!(std::fabs(got[i] - want[i]) <= 1e-4 + 1e-4 * std::fabs(want[i])) && ++bad <= 5)
+      ADD_FAILURE() << what << " at " << i << ": got " << got[i] << ", want " << want[i] << " (seed " << kSeed << ")";
+  EXPECT_EQ(bad, 0) << what;
+}
+
+// Naive NCHW conv (OIHW weight, groups, stride, symmetric pad) in double.
+std::vector<double> conv_ref(const std::vector<float>& x, const Shape& xs, const std::vector<float>& w, const Shape& ws,
+                             int stride, int pad, int groups, const Shape& os) {
+  const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3], O = ws[0], Cg = ws[1], R = ws[2], S = ws[3];
+  const int64_t OH = os[2], OW = os[3], Og = O / groups;
+  std::vector<double> out(size_t(numel(os)), 0.0);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t o = 0; o < O; ++o)
+      for (int64_t y = 0; y < OH; ++y)
+        for (int64_t xx = 0; xx < OW; ++xx) {
+          double acc = 0;
+          for (int64_t c = 0; c < Cg; ++c)
+            for (int64_t r = 0; r < R; ++r)
+              for (int64_t s = 0; s < S; ++s) {
+                const int64_t iy = y * stride + r - pad, ix = xx * stride + s - pad, ci = (o / Og) * Cg + c;
+                if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                acc += double(x[((n * C + ci) * H + iy) * W + ix]) * w[((o * Cg + c) * R + r) * S + s];
+              }
+          out[((n * O + o) * OH + y) * OW + xx] = acc;
+        }
+  return out;
+}
+
+// [O, C, R, S] -> [O/b, C, R, S, b].
+std::vector<float> pack(const std::vector<float>& w, const Shape& ws, int64_t b) {
+  const int64_t O = ws[0], CRS = ws[1] * ws[2] * ws[3];
+  std::vector<float> out(w.size());
+  for (int64_t o = 0; o < O; ++o)
+    for (int64_t i = 0; i < CRS; ++i) out[((o / b) * CRS + i) * b + o % b] = w[o * CRS + i];
+  return out;
+}
+
+class FusedAnchor : public ::testing::Test {
+ protected:
+  std::mt19937 rng{kSeed};
+};
+
+TEST_F(FusedAnchor, ConvBiasHardSwishResidualAdd) {
+  // The conv read twice (HardSwish), a [O, 1, 1] bias and a residual input of the output shape.
+  const Shape xs{2, 16, 9, 9}, ws{32, 16, 3, 3}, bs{32, 1, 1}, os{2, 32, 9, 9};
+  for (int64_t packed : {0, 16}) {
+    const std::string wt = packed ? "Tensor[(2, 16, 3, 3, 16), float32]" : "Tensor[(32, 16, 3, 3), float32]";
+    const std::string layout = packed ? ", kernel_layout=\"OIHW16o\"" : "";
+    Lowered k = lower_group(R"(
+      def @g(%p0: Tensor[(2, 16, 9, 9), float32], %p1: )" + wt + R"(, %p2: Tensor[(32, 1, 1), float32],
+             %p3: Tensor[(), float32], %p4: Tensor[(2, 32, 9, 9), float32]) -> Tensor[(2, 32, 9, 9), float32] {
+        %t0: Tensor[(2, 32, 9, 9), float32] = nn.conv2d(%p0, %p1, padding=[1, 1, 1, 1])" + layout + R"()
+        %t1: Tensor[(2, 32, 9, 9), float32] = add(%t0, %p2)
+        %t2: Tensor[(2, 32, 9, 9), float32] = add(%t1, %p3)
+        %t3: Tensor[(2, 32, 9, 9), float32] = clip(%t2, max=6.0, min=0.0)
+        %t4: Tensor[(2, 32, 9, 9), float32] = multiply(%t1, %t3)
+        %t5: Tensor[(2, 32, 9, 9), float32] = divide(%t4, %p3)
+        %t6: Tensor[(2, 32, 9, 9), float32] = add(%t5, %p4)
+        return %t6
+      }
+    )");
+    EXPECT_NE(k.implementation.find("conv2d_nchw.x86"), std::string::npos) << k.implementation;
+    // One scalar parameter (3) is both the HardSwish offset and, here, its divisor.
+    std::vector<float> x = random(xs, rng), w = random(ws, rng), b = random(bs, rng), res = random(os, rng);
+    std::vector<float> three{3.0f};
+    std::vector<double> want = conv_ref(x, xs, w, ws, 1, 1, 1, os);
+    for (size_t i = 0; i < want.size(); ++i) {
+      const double v = want[i] + b[(i / 81) % 32];
+      want[i] = v * std::min(std::max(v + 3.0, 0.0), 6.0) / 3.0 + res[i];
+    }
+    Shape pws = packed ? Shape{2, 16, 3, 3, 16} : ws;
+    std::vector<float> got = run(k, {{xs, x}, {pws, packed ? pack(w, ws, packed) : w}, {bs, b}, {{}, three}, {os, res}}, os);
+    expect_close(got, want, "conv + bias + hardswish + residual, packed " + std::to_string(packed));
+  }
+}
+
+TEST_F(FusedAnchor, DepthwiseConvBiasRelu6) {
+  const Shape xs{1, 12, 9, 9}, ws{12, 1, 3, 3}, bs{12, 1, 1}, os{1, 12, 4, 4};
+  Lowered k = lower_group(R"(
+    def @g(%p0: Tensor[(1, 12, 9, 9), float32], %p1: Tensor[(12, 1, 3, 3), float32],
+           %p2: Tensor[(12, 1, 1), float32]) -> Tensor[(1, 12, 4, 4), float32] {
+      %t0: Tensor[(1, 12, 4, 4), float32] = nn.conv2d(%p0, %p1, groups=12, strides=[2, 2])
+      %t1: Tensor[(1, 12, 4, 4), float32] = add(%t0, %p2)
+      %t2: Tensor[(1, 12, 4, 4), float32] = clip(%t1, max=6.0, min=0.0)
+      return %t2
+    }
+  )");
+  std::vector<float> x = random(xs, rng), w = random(ws, rng), b = random(bs, rng);
+  std::vector<double> want = conv_ref(x, xs, w, ws, 2, 0, 12, os);
+  for (size_t i = 0; i < want.size(); ++i) want[i] = std::min(std::max(want[i] + b[i / 16], 0.0), 6.0);
+  expect_close(run(k, {{xs, x}, {ws, w}, {bs, b}}, os), want, "depthwise + bias + relu6 (" + k.implementation + ")");
+}
+
+TEST_F(FusedAnchor, TransposedConvRelu) {
+  // 1x1 stride-1 transposed conv (IOHW weight): out[n, o] = sum_c x[n, c] * w[c, o], then relu.
+  const Shape xs{1, 3, 5, 5}, ws{3, 4, 1, 1}, os{1, 4, 5, 5};
+  Lowered k = lower_group(R"(
+    def @g(%p0: Tensor[(1, 3, 5, 5), float32], %p1: Tensor[(3, 4, 1, 1), float32]) -> Tensor[(1, 4, 5, 5), float32] {
+      %t0: Tensor[(1, 4, 5, 5), float32] = nn.conv2d_transpose(%p0, %p1)
+      %t1: Tensor[(1, 4, 5, 5), float32] = relu(%t0)
+      return %t1
+    }
+  )");
+  std::vector<float> x = random(xs, rng), w = random(ws, rng);
+  std::vector<double> want(size_t(numel(os)));
+  for (int64_t o = 0; o < 4; ++o)
+    for (int64_t p = 0; p < 25; ++p) {
+      double acc = 0;
+      for (int64_t c = 0; c < 3; ++c) acc += double(x[c * 25 + p]) * w[c * 4 + o];
+      want[o * 25 + p] = std::max(acc, 0.0);
+    }
+  expect_close(run(k, {{xs, x}, {ws, w}}, os), want, "conv2d_transpose + relu (" + k.implementation + ")");
+}
+
+TEST_F(FusedAnchor, DenseBiasSiluAndBatchedMatmulRelu) {
+  {
+    const Shape xs{2, 5, 40}, ws{33, 40}, bs{33}, os{2, 5, 33};
+    Lowered k = lower_group(R"(
+      def @g(%p0: Tensor[(2, 5, 40), float32], %p1: Tensor[(33, 40), float32],
+             %p2: Tensor[(33,), float32]) -> Tensor[(2, 5, 33), float32] {
+        %t0: Tensor[(2, 5, 33), float32] = nn.dense(%p0, %p1)
+        %t1: Tensor[(2, 5, 33), float32] = add(%t0, %p2)
+        %t2: Tensor[(2, 5, 33), float32] = sigmoid(%t1)
+        %t3: Tensor[(2, 5, 33), float32] = multiply(%t1, %t2)
+        return %t3
+      }
+    )");
+    std::vector<float> x = random(xs, rng), w = random(ws, rng), b = random(bs, rng);
+    std::vector<double> want(size_t(numel(os)));
+    for (int64_t r = 0; r < 10; ++r)
+      for (int64_t j = 0; j < 33; ++j) {
+        double v = b[j];
+        for (int64_t kk = 0; kk < 40; ++kk) v += double(x[r * 40 + kk]) * w[j * 40 + kk];
+        want[r * 33 + j] = v / (1.0 + std::exp(-v));
+      }
+    expect_close(run(k, {{xs, x}, {ws, w}, {bs, b}}, os), want, "dense + bias + silu (" + k.implementation + ")");
+  }
+  {
+    const Shape as{2, 7, 9}, bs{2, 9, 11}, os{2, 7, 11};
+    Lowered k = lower_group(R"(
+      def @g(%p0: Tensor[(2, 7, 9), float32], %p1: Tensor[(2, 9, 11), float32],
+             %p2: Tensor[(2, 7, 11), float32]) -> Tensor[(2, 7, 11), float32] {
+        %t0: Tensor[(2, 7, 11), float32] = matmul(%p0, %p1)
+        %t1: Tensor[(2, 7, 11), float32] = add(%t0, %p2)
+        %t2: Tensor[(2, 7, 11), float32] = relu(%t1)
+        return %t2
+      }
+    )");
+    std::vector<float> a = random(as, rng), b = random(bs, rng), c = random(os, rng);
+    std::vector<double> want(size_t(numel(os)));
+    for (int64_t t = 0; t < 2; ++t)
+      for (int64_t i = 0; i < 7; ++i)
+        for (int64_t j = 0; j < 11; ++j) {
+          const int64_t o = (t * 7 + i) * 11 + j;
+          double v = c[o];
+          for (int64_t kk = 0; kk < 9; ++kk) v += double(a[(t * 7 + i) * 9 + kk]) * b[(t * 9 + kk) * 11 + j];
+          want[o] = std::max(v, 0.0);
+        }
+    expect_close(run(k, {{as, a}, {bs, b}, {os, c}}, os), want, "batched matmul + add + relu (" + k.implementation + ")");
+  }
+}
+
+}  // namespace
+}  // namespace anvil::ops
