@@ -18,9 +18,22 @@ bool parse_uint(std::string_view text, int* out) {
 
 [[noreturn]] void bad_dtype(std::string_view text) {
   value_error("cannot parse data type '", text,
-              "': expected one of bool, int8/16/32/64, uint8/16/32/64, float16/32/64, bfloat16, "
+              "': expected one of bool, int2/4/8/16/32/64, uint2/4/8/16/32/64, float16/32/64, bfloat16, "
+              "float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float4_e2m1fn, "
               "optionally followed by xLANES (e.g. float32x4)");
 }
+
+// The low-precision float formats named by their full name (bits are part of the name).
+struct NamedCode {
+  const char* name;
+  uint8_t code;
+  uint8_t bits;
+};
+constexpr NamedCode kNamedFloats[] = {
+    {"float8_e4m3fn", DataType::kFloat8E4M3FN, 8},     {"float8_e4m3fnuz", DataType::kFloat8E4M3FNUZ, 8},
+    {"float8_e5m2", DataType::kFloat8E5M2, 8},         {"float8_e5m2fnuz", DataType::kFloat8E5M2FNUZ, 8},
+    {"float4_e2m1fn", DataType::kFloat4E2M1FN, 4},
+};
 
 }  // namespace
 
@@ -39,6 +52,8 @@ DataType DataType::parse(std::string_view text) {
   };
   if (base == "bool") return DataType(kBool, 8, static_cast<uint16_t>(lanes));
   if (base == "handle") return DataType(kOpaqueHandle, 64, static_cast<uint16_t>(lanes));
+  for (const NamedCode& n : kNamedFloats)
+    if (base == n.name) return DataType(n.code, n.bits, static_cast<uint16_t>(lanes));
   // Order matters: "uint" and "bfloat" before their suffixes "int" and "float".
   if (auto t = with_bits("uint", kUInt)) return *t;
   if (auto t = with_bits("int", kInt)) return *t;
@@ -52,7 +67,7 @@ bool DataType::is_tensor_element() const {
   switch (dl_.code) {
     case kInt:
     case kUInt:
-      return dl_.bits == 8 || dl_.bits == 16 || dl_.bits == 32 || dl_.bits == 64;
+      return dl_.bits == 2 || dl_.bits == 4 || dl_.bits == 8 || dl_.bits == 16 || dl_.bits == 32 || dl_.bits == 64;
     case kFloat:
       return dl_.bits == 16 || dl_.bits == 32 || dl_.bits == 64;
     case kBFloat:
@@ -60,11 +75,17 @@ bool DataType::is_tensor_element() const {
     case kBool:
       return dl_.bits == 8;
     default:
+      for (const NamedCode& n : kNamedFloats)
+        if (dl_.code == n.code) return dl_.bits == n.bits;
       return false;
   }
 }
 
 std::string DataType::to_string() const {
+  for (const NamedCode& n : kNamedFloats) {
+    if (dl_.code == n.code && dl_.bits == n.bits)
+      return dl_.lanes == 1 ? std::string(n.name) : str_cat(n.name, "x", dl_.lanes);
+  }
   std::string name;
   switch (dl_.code) {
     case kInt: name = "int"; break;
