@@ -5,7 +5,7 @@
 # anvil.frontend.from_onnx, compiled for llvm, run on the VM, every output compared with ONNX
 # Runtime on random inputs (seed SEED) within rtol 1e-4 / atol 1e-4 (layout 1 against ONNX Runtime's
 # layout-0 result on transposed tensors, as its CPU GRU and RNN lack layout 1); a symbolic batch
-# at two sizes. A symbolic sequence length fails naming the op.
+# at two sizes; opset-7 models. A symbolic sequence length fails naming the op.
 import numpy as np
 import pytest
 
@@ -78,7 +78,7 @@ def _values(name, rng):
     return {s: (values[s] if values[s].dtype == np.int32 else values[s].astype(np.float32)) for s in used}
 
 
-def _model(name, feeds, layout):
+def _model(name, feeds, layout, opset=22):
     op, T, B, I, H, attrs, given, outs = CASES[name]
     h, TP = O.helper, O.TensorProto
     attrs = dict(attrs, layout=layout) if layout else {k: v for k, v in attrs.items() if k != "layout"}
@@ -92,7 +92,7 @@ def _model(name, feeds, layout):
     inputs = [h.make_tensor_value_info(s, TP.INT32 if s == "sequence_lens" else TP.FLOAT, feeds[s].shape)
               for s in used]
     g = h.make_graph([node], "t", inputs, [h.make_tensor_value_info(s, TP.FLOAT, None) for s in outs])
-    return h.make_model(g, opset_imports=[h.make_opsetid("", 22)])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
 
 
 def _onnxruntime(name, feeds):
@@ -123,6 +123,20 @@ def test_recurrent_matches_onnxruntime(name):
         g = g.numpy() if hasattr(g, "numpy") else np.asarray(g)
         assert g.shape == w.shape, f"{name} {o.name} (seed {SEED}): shape {g.shape}, ONNX Runtime {w.shape}"
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4, err_msg=f"{name} {o.name} (seed {SEED})")
+
+
+@pytest.mark.parametrize("name", ["rnn_bidirectional_sequence_lens", "gru_bidirectional_linear_before_reset",
+                                  "lstm_bidirectional_full"])
+def test_opset7_models_import(name):
+    # Opset 7's RNN, GRU and LSTM are the definitions of opset 9 to 13 (the importer's opset-9 rule).
+    require(O is not None and ORT is not None, "pip packages onnx and onnxruntime (scripts/setup.sh)")
+    require(hasattr(anvil, "frontend"), "anvil.frontend (the ONNX importer)")
+    feeds = _values(name, np.random.default_rng([SEED, 7, NAMES.index(name)]))
+    model = _model(name, feeds, 0, opset=7)
+    want = ORT.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    f = anvil.runtime.VirtualMachine(anvil.compile(anvil.frontend.from_onnx(model), "llvm"), anvil.cpu())["main"]
+    for o, g, w in zip(model.graph.output, f(*[feeds[i.name] for i in model.graph.input]), want):
+        np.testing.assert_allclose(g.numpy(), w, rtol=1e-4, atol=1e-4, err_msg=f"{name} {o.name} (seed {SEED})")
 
 
 def test_symbolic_batch_runs_at_two_sizes():

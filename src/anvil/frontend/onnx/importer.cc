@@ -31,7 +31,7 @@ const std::unordered_map<std::string, int>& opset9_definition_since() {
       {"GlobalAveragePool", 1}, {"GlobalMaxPool", 1}, {"HardSigmoid", 6}, {"Identity", 1}, {"If", 1},
       {"InstanceNormalization", 6}, {"LRN", 1}, {"LSTM", 7}, {"LeakyRelu", 6}, {"Log", 6}, {"LogSoftmax", 1},
       {"Loop", 1}, {"Max", 8}, {"MaxPool", 8}, {"Mean", 8}, {"Min", 8}, {"Mul", 7}, {"Neg", 6}, {"Not", 1}, {"Or", 7},
-      {"Pad", 2}, {"Pow", 7}, {"Reciprocal", 6}, {"ReduceL1", 1}, {"ReduceL2", 1}, {"ReduceLogSumExp", 1},
+      {"Pad", 2}, {"Pow", 7}, {"RNN", 7}, {"Reciprocal", 6}, {"ReduceL1", 1}, {"ReduceL2", 1}, {"ReduceLogSumExp", 1},
       {"ReduceMax", 1}, {"ReduceMean", 1}, {"ReduceMin", 1}, {"ReduceProd", 1}, {"ReduceSum", 1},
       {"ReduceSumSquare", 1}, {"Relu", 6}, {"Reshape", 5}, {"Selu", 6}, {"Shape", 1}, {"Sigmoid", 6}, {"Sin", 7},
       {"Size", 1}, {"Slice", 1}, {"Softmax", 1}, {"Softplus", 1}, {"Softsign", 1}, {"SpaceToDepth", 1}, {"Split", 2},
