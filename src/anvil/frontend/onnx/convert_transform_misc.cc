@@ -253,31 +253,27 @@ std::vector<Expr> convert_resize(ImportContext& ctx) {
     }
     if (ct == "tf_crop_and_resize") {
       if (!ctx.has_input(1)) ctx.bad_model("tf_crop_and_resize without a roi");
-      std::optional<Tensor> r = ctx.constant_input(1);
-      if (!r) {
+      const size_t k = axes.size();
+      if (std::optional<Tensor> r = ctx.constant_input(1)) {
+        std::vector<double> v;
+        for (int64_t i = 0; i < r->numel(); ++i) v.push_back(tensor_element(*r, i));
+        if (v.size() != 2 * k) ctx.bad_model(str_cat("roi has ", v.size(), " values, expected ", 2 * k));
+        std::vector<double> st = spread({v.begin(), v.begin() + k}, 0.0, "roi"), en = spread({v.begin() + k, v.end()}, 1.0, "roi");
+        attrs["roi"] = AttrValue::floats({st[2], st[3], en[2], en[3]});
+      } else {
         // Read by the kernel at run time: the positions of H's and W's start and end in roi.
-        Expr roi = ctx.input(1);
-        const int64_t k = static_cast<int64_t>(axes.size());
-        if (roi.type().ndim() != 1) ctx.bad_model("roi is not 1-d");
-        if (auto len = ir::as_const_int(roi.type().dim(0)); len && *len != 2 * k)
+        roi_arg = ctx.input(1);
+        if (roi_arg.type().ndim() != 1) ctx.bad_model("roi is not 1-d");
+        if (auto len = ir::as_const_int(roi_arg.type().dim(0)); len && *len != static_cast<int64_t>(2 * k))
           ctx.bad_model(str_cat("roi has ", *len, " values, expected ", 2 * k));
         std::vector<int64_t> pos(2, -1);
-        for (int64_t i = 0; i < k; ++i)
-          if (axes[i] >= 2) pos[axes[i] - 2] = i;
+        for (size_t i = 0; i < k; ++i)
+          if (axes[i] >= 2) pos[axes[i] - 2] = static_cast<int64_t>(i);
         if (pos[0] < 0 || pos[1] < 0) ctx.unsupported("tf_crop_and_resize with a run-time roi that does not name H and W");
-        if (roi.type().dtype() != DataType::float32()) roi = ctx.emit("cast", {roi}, {{"dtype", DataType::float32()}});
-        attrs["roi_index"] = AttrValue::ints({pos[0], pos[1], pos[0] + k, pos[1] + k});
-        roi_arg = roi;
+        if (roi_arg.type().dtype() != DataType::float32()) roi_arg = ctx.emit("cast", {roi_arg}, {{"dtype", DataType::float32()}});
+        const int64_t n = static_cast<int64_t>(k);
+        attrs["roi_index"] = AttrValue::ints({pos[0], pos[1], pos[0] + n, pos[1] + n});
       }
-    }
-    if (ct == "tf_crop_and_resize" && !roi_arg.defined()) {
-      std::optional<Tensor> r = ctx.constant_input(1);
-      std::vector<double> v;
-      for (int64_t i = 0; i < r->numel(); ++i) v.push_back(tensor_element(*r, i));
-      size_t k = axes.size();
-      if (v.size() != 2 * k) ctx.bad_model(str_cat("roi has ", v.size(), " values, expected ", 2 * k));
-      std::vector<double> st = spread({v.begin(), v.begin() + k}, 0.0, "roi"), en = spread({v.begin() + k, v.end()}, 1.0, "roi");
-      attrs["roi"] = AttrValue::floats({st[2], st[3], en[2], en[3]});
     }
   }
   for (PrimExpr& d : out) d = graph::dim_expr(d);

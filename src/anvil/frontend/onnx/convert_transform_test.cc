@@ -187,6 +187,26 @@ TEST(OnnxTransformConverters, ResizeScalesSizesAndUpsample) {
   old.floats("scales", {1, 1, 2, 3});
   old.node("Upsample", {"x", "scales"}, {"u"});
   EXPECT_EQ(old.type_of("u"), "Tensor[(1, 3, 8, N * 3), float32]");
+  // antialias (linear) becomes resize2d_antialias; a tf_crop_and_resize roi that is a graph input
+  // is resize2d's run-time argument (its H/W positions in roi_index; axes [3, 2] reorder them).
+  Model aa(18);
+  aa.input("x", TensorProto::FLOAT, {"1", "3", "8", "8"});
+  aa.input("roi", TensorProto::FLOAT, {"4"});
+  aa.floats("scales", {1, 1, 0.5, 0.5});
+  aa.ints("sizes", {5, 6});
+  auto* n1 = aa.node("Resize", {"x", "", "scales"}, {"a"});
+  auto* mode = n1->add_attribute();
+  mode->set_name("mode"), mode->set_type(AttributeProto::STRING), mode->set_s("linear");
+  attr_int(n1, "antialias", 1);
+  auto* n2 = aa.node("Resize", {"x", "roi", "", "sizes"}, {"c"});
+  auto* ct = n2->add_attribute();
+  ct->set_name("coordinate_transformation_mode"), ct->set_type(AttributeProto::STRING), ct->set_s("tf_crop_and_resize");
+  attr_ints(n2, "axes", {3, 2});
+  EXPECT_EQ(aa.type_of("a"), "Tensor[(1, 3, 4, 4), float32]");
+  EXPECT_EQ(aa.type_of("c"), "Tensor[(1, 3, 6, 5), float32]");
+  std::string text = graph::to_string(from_onnx(aa.proto));
+  EXPECT_NE(text.find("resize2d_antialias("), std::string::npos) << text;
+  EXPECT_NE(text.find("roi_index=[1, 0, 3, 2]"), std::string::npos) << text;
 }
 
 TEST(OnnxTransformConverters, RangeOfASymbolicLengthAndScatterGatherNd) {
