@@ -1,9 +1,9 @@
-# QuantizeLinear and DequantizeLinear end to end: one-node models (per tensor, per axis, blocked
-# with a short last block, optional zero point, output_dtype, precision, float16, int8/uint8/
-# int16/uint16 and int32 inputs, a symbolic batch, a scale that is a graph input) imported by
-# anvil.frontend.from_onnx, compiled for llvm, run on the VM and compared exactly with onnx's
-# reference evaluator on random inputs that include halfway cases (round half to even) and
-# values beyond the type's range (saturation).
+# QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear end to end: one-node models (per
+# tensor, per axis, blocked with a short last block, optional zero point, output_dtype, precision,
+# float16, int8/uint8/int16/uint16 and int32 inputs, a symbolic batch, a scale that is a graph
+# input) imported by anvil.frontend.from_onnx, compiled for llvm, run on the VM and compared
+# exactly with onnx's reference evaluator on random inputs that include halfway cases (round half
+# to even) and values beyond the type's range (saturation).
 import numpy as np
 import pytest
 
@@ -154,3 +154,25 @@ def test_bad_forms_are_named():
     model = _model("QuantizeLinear", x, np.ones((2, 4), np.float32), None, {"axis": 1, "block_size": 4}, 21)
     with pytest.raises(ValueError, match="QuantizeLinear.*4 blocks along axis 1.*make 2"):
         anvil.frontend.from_onnx(model)
+
+
+@pytest.mark.parametrize("kind", ["mixed", "positive", "negative", "zeros"])
+def test_dynamic_quantize_linear_matches_the_reference(kind, rng):
+    require(O is not None, "pip package onnx (scripts/setup.sh)")
+    require(hasattr(anvil, "frontend"), "anvil.frontend (the ONNX importer)")
+    h = O.helper
+    x = {"mixed": rng.uniform(-3, 5, (4, 7)), "positive": rng.uniform(0.5, 2, (4, 7)),
+         "negative": rng.uniform(-9, -1, (4, 7)), "zeros": np.zeros((4, 7))}[kind].astype(np.float32)
+    node = h.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"])
+    g = h.make_graph([node], "t", [h.make_tensor_value_info("x", O.TensorProto.FLOAT, ["n", 7])],
+                     [h.make_tensor_value_info(o, 0, None) for o in ("y", "s", "z")])
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", 11)])
+    model.ir_version = 8
+    want = ReferenceEvaluator(model).run(None, {"x": x})
+    exe = anvil.compile(anvil.frontend.from_onnx(model), "llvm")
+    got = [o.numpy() if hasattr(o, "numpy") else np.asarray(o) for o in anvil.runtime.VirtualMachine(exe, anvil.cpu())["main"](x)]
+    for g_, w in zip(got, want):
+        assert g_.dtype == w.dtype and g_.shape == w.shape
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-7)
+    np.testing.assert_array_equal(got[2], want[2])

@@ -1,5 +1,6 @@
 // ONNX converters of linear quantisation: QuantizeLinear and DequantizeLinear (opsets 10-25),
-// composed from elementwise graph ops, so operator fusion makes each one kernel.
+// composed from elementwise graph ops, so operator fusion makes each one kernel, and
+// DynamicQuantizeLinear (its range from a max and a min reduction).
 //
 //   QuantizeLinear:   y = cast<T>(clip(round_half_even(x / scale) + zero_point, T's range))
 //   DequantizeLinear: y = (float(x) - float(zero_point)) * scale, of scale's dtype (or output_dtype)
@@ -164,11 +165,38 @@ std::vector<Expr> convert_dequantize_linear(ImportContext& ctx) {
   return {cast(ctx, y, out)};
 }
 
+Expr f32_scalar(ImportContext& ctx, double v) {
+  Tensor t = Tensor::empty(std::span<const int64_t>(), DataType::float32());
+  *static_cast<float*>(t.data()) = static_cast<float>(v);
+  return ctx.constant(t);
+}
+
+// DynamicQuantizeLinear (opset 11, float32 -> uint8): the range [min(x, 0), max(x, 0)] over 255
+// steps (a zero range: scale 1/255), the zero point -min / scale clipped to [0, 255] and rounded,
+// y = clip(round(x / scale) + zero point, 0, 255). Outputs y, the scale and the zero point.
+std::vector<Expr> convert_dynamic_quantize_linear(ImportContext& ctx) {
+  Expr x = ctx.input(0);
+  if (x.type().dtype() != DataType::float32()) ctx.bad_model(str_cat("x has dtype ", x.type().dtype(), ", expected float32"));
+  graph::Attrs all{{"keepdims", int64_t{0}}};
+  Expr zero = f32_scalar(ctx, 0.0);
+  Expr hi = ctx.emit("maximum", {ctx.emit("max", {x}, all), zero});
+  Expr lo = ctx.emit("minimum", {ctx.emit("min", {x}, all), zero});
+  Expr range = ctx.emit("subtract", {hi, lo});
+  range = ctx.emit("where", {ctx.emit("equal", {range, zero}), f32_scalar(ctx, 1.0), range});
+  Expr scale = ctx.emit("divide", {range, f32_scalar(ctx, 255.0)});
+  Expr zp = ctx.emit("subtract", {zero, ctx.emit("divide", {lo, scale})});
+  zp = ctx.emit("round", {ctx.emit("clip", {zp}, {{"min", 0.0}, {"max", 255.0}})});
+  Expr y = ctx.emit("add", {ctx.emit("round", {ctx.emit("divide", {x, scale})}), zp});
+  y = ctx.emit("clip", {y}, {{"min", 0.0}, {"max", 255.0}});
+  return {cast(ctx, y, DataType::uint8()), scale, cast(ctx, zp, DataType::uint8())};
+}
+
 }  // namespace
 
 void register_quantize_converters() {
   register_converter("QuantizeLinear", convert_quantize_linear);
   register_converter("DequantizeLinear", convert_dequantize_linear);
+  register_converter("DynamicQuantizeLinear", convert_dynamic_quantize_linear);
 }
 
 }  // namespace anvil::frontend::onnx
