@@ -152,6 +152,36 @@ TEST_F(FusedAnchor, ConvBiasHardSwishResidualAdd) {
   }
 }
 
+TEST_F(FusedAnchor, ConvWithAPrimeOutputWidthAndStride2) {
+  // 13 columns (no column block divides them: a guarded tail in the vectorised epilogue) and
+  // a stride-2 3x3 conv to 7 columns (a 7-lane epilogue), each with a bias and relu.
+  struct Case {
+    Shape xs, ws, os;
+    int stride, pad;
+  };
+  for (const Case& c : {Case{{1, 8, 13, 13}, {16, 8, 3, 3}, {1, 16, 13, 13}, 1, 1},
+                        Case{{1, 8, 13, 13}, {32, 8, 3, 3}, {1, 32, 7, 7}, 2, 1}}) {
+    auto dims = [](const Shape& s) {
+      std::string out;
+      for (int64_t d : s) out += (out.empty() ? "" : ", ") + std::to_string(d);
+      return out;
+    };
+    const Shape bs{c.ws[0], 1, 1};
+    Lowered k = lower_group("def @g(%p0: Tensor[(" + dims(c.xs) + "), float32], %p1: Tensor[(" + dims(c.ws) +
+                            "), float32], %p2: Tensor[(" + dims(bs) + "), float32]) -> Tensor[(" + dims(c.os) +
+                            "), float32] {\n  %t0: Tensor[(" + dims(c.os) + "), float32] = nn.conv2d(%p0, %p1, padding=[" +
+                            dims({c.pad, c.pad, c.pad, c.pad}) + "], strides=[" + dims({c.stride, c.stride}) +
+                            "])\n  %t1: Tensor[(" + dims(c.os) + "), float32] = add(%t0, %p2)\n  %t2: Tensor[(" +
+                            dims(c.os) + "), float32] = relu(%t1)\n  return %t2\n}\n");
+    std::vector<float> x = random(c.xs, rng), w = random(c.ws, rng), b = random(bs, rng);
+    std::vector<double> want = conv_ref(x, c.xs, w, c.ws, c.stride, c.pad, 1, c.os);
+    const int64_t plane = c.os[2] * c.os[3];
+    for (size_t i = 0; i < want.size(); ++i) want[i] = std::max(want[i] + b[i / plane], 0.0);
+    expect_close(run(k, {{c.xs, x}, {c.ws, w}, {bs, b}}, c.os), want,
+                 "conv to " + dims(c.os) + " + bias + relu (" + k.implementation + ")");
+  }
+}
+
 TEST_F(FusedAnchor, DepthwiseConvBiasRelu6) {
   const Shape xs{1, 12, 9, 9}, ws{12, 1, 3, 3}, bs{12, 1, 1}, os{1, 12, 4, 4};
   Lowered k = lower_group(R"(

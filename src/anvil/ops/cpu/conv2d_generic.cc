@@ -165,7 +165,9 @@ void schedule_nchwc(te::Schedule& s, const te::Tensor& out, const te::Tensor& bl
   } else {
     o.parallel(rows);
   }
-  o.unroll(xi);
+  // The NCHW store (and any fused epilogue) a vector of columns at a time, read from the tile's
+  // channel-minor buffer with a stride: unrolled scalar stores made MobileNetV2 ~40 % slower.
+  o.vectorize(xi);
 
   te::Stage& b = s[blocked];
   b.compute_at(o, xo);
