@@ -66,6 +66,11 @@ def _cases(rng):
                                           [("b", x(7, 9)), ("c", x(5, 9))]), {"a": x(7, 5)}),
         "matmul_constant_b_rank3_symbolic": (_model([n("MatMul", ["a", "b"], ["y"])], [_vi("a", ["n", 6, 20])],
                                                     [("b", x(20, 13))]), {"a": x(2, 6, 20)}),
+        # A few static rows (batch 1): the unpacked tile schedule, columns not a vector multiple.
+        "matmul_constant_b_three_rows": (_model([n("MatMul", ["a", "b"], ["y"])], [_vi("a", [3, 300])],
+                                                [("b", x(300, 77))]), {"a": x(3, 300)}),
+        "gemm_one_row_constant_b_bias": (_model([n("Gemm", ["a", "b", "c"], ["y"], transB=1)], [_vi("a", [1, 130])],
+                                                [("b", x(50, 130)), ("c", x(50))]), {"a": x(1, 130)}),
         "matmul_batched": (_model([n("MatMul", ["a", "b"], ["y"])], [_vi("a", [2, 3, 6, 8]), _vi("b", [2, 3, 8, 5])]),
                            {"a": x(2, 3, 6, 8), "b": x(2, 3, 8, 5)}),
         "batch_norm": (_model([n("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], epsilon=1e-3)],
@@ -102,7 +107,8 @@ def _cases(rng):
 
 NAMES = ["conv_same_upper_s2_bias", "conv_groups_pads_dilation", "conv_depthwise_symbolic_batch",
          "conv_37_channels_7x7_s2", "conv1d", "conv_transpose_s2_output_padding", "gemm_transb_alpha_beta",
-         "gemm_transa_constant_b", "matmul_constant_b_rank3_symbolic", "matmul_batched", "batch_norm",
+         "gemm_transa_constant_b", "matmul_constant_b_rank3_symbolic", "matmul_constant_b_three_rows",
+         "gemm_one_row_constant_b_bias", "matmul_batched", "batch_norm",
          "max_pool_ceil_mode", "avg_pool_count_include_pad", "avg_pool_ceil_mode", "avg_pool_same_lower",
          "global_avg_pool", "global_max_pool", "softmax_opset13", "softmax_opset11_flattens", "log_softmax",
          "layer_norm", "instance_norm", "group_norm_opset21", "lrn"]
