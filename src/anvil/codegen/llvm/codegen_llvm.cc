@@ -14,6 +14,7 @@
 #include "anvil/codegen/llvm/codegen_llvm_impl.h"
 #include "anvil/codegen/llvm/llvm_init.h"
 #include "anvil/codegen/llvm/llvm_module.h"
+#include "anvil/ir/minifloat.h"
 #include "anvil/ir/printer.h"
 #include "anvil/runtime/c_abi.h"
 #include "anvil/tir/passes/lower_parallel.h"
@@ -71,11 +72,12 @@ llvm::Type* CodeGenLLVM::value_type(DataType t) {
     e = b_.getInt1Ty();
   } else if (ir::is_handle(t)) {
     e = b_.getPtrTy();
-  } else if (t.code() == DataType::kBFloat) {
-    // LLVM 16 lowers bfloat arithmetic to calls of __truncsfbf2, which this toolchain's
-    // libgcc lacks (GCC 13+): refuse it here rather than fail at link or JIT time.
-    not_implemented_error("llvm codegen: ", func_name_, ": dtype ", dtype_text(t),
-                          " is not supported yet (cast to float32 for the computation)");
+  } else if (t.is_low_precision_float()) {
+    // LLVM 16 lowers bfloat arithmetic to calls of __truncsfbf2, which this toolchain's libgcc
+    // lacks (GCC 13+), and has no float8: keep the raw bits (codegen_llvm_lowp.cc).
+    if (!ir::minifloat_format(ir::element_of(t)))
+      not_implemented_error("llvm codegen: ", func_name_, ": unsupported dtype ", dtype_text(t));
+    e = b_.getIntNTy(static_cast<unsigned>(t.storage_bits()));
   } else if (t.is_float()) {
     switch (t.bits()) {
       case 16: e = b_.getHalfTy(); break;
@@ -92,7 +94,7 @@ llvm::Type* CodeGenLLVM::value_type(DataType t) {
 }
 
 llvm::Type* CodeGenLLVM::memory_type(DataType t) {
-  if (t.code() == DataType::kBool) {
+  if (t.code() == DataType::kBool || t.is_sub_byte_int()) {
     llvm::Type* e = b_.getInt8Ty();
     return t.lanes() > 1 ? llvm::FixedVectorType::get(e, t.lanes()) : e;
   }
@@ -269,7 +271,12 @@ void CodeGenLLVM::add_function(const tir::PrimFunc& f, const std::string& name) 
       {
         llvm::Value* s = b_.CreateGlobalStringPtr("type", "code_name");
         const std::pair<int, const char*> codes[] = {{kDLInt, "int"}, {kDLUInt, "uint"}, {kDLFloat, "float"},
-                                                     {kDLBfloat, "bfloat"}, {6, "bool"}};
+                                                     {kDLBfloat, "bfloat"}, {6, "bool"},
+                                                     {DataType::kFloat8E4M3FN, "float8_e4m3fn"},
+                                                     {DataType::kFloat8E4M3FNUZ, "float8_e4m3fnuz"},
+                                                     {DataType::kFloat8E5M2, "float8_e5m2"},
+                                                     {DataType::kFloat8E5M2FNUZ, "float8_e5m2fnuz"},
+                                                     {DataType::kFloat4E2M1FN, "float4_e2m1fn"}};
         for (const auto& [c, n] : codes)
           s = b_.CreateSelect(b_.CreateICmpEQ(code, b_.getInt8(static_cast<uint8_t>(c))), b_.CreateGlobalStringPtr(n, "code_name"), s);
         code_name = s;
@@ -295,7 +302,10 @@ void CodeGenLLVM::add_function(const tir::PrimFunc& f, const std::string& name) 
                     kAnvilErrorType, fname + ": " + label + " must be a float but got %s", {kind_name(kind)});
       llvm::Value* as_double = b_.CreateSelect(b_.CreateICmpEQ(kind, b_.getInt32(kAnvilFloat)),
                                                b_.CreateBitCast(raw, b_.getDoubleTy()), b_.CreateSIToFP(raw, b_.getDoubleTy()));
-      value = t.bits() == 64 ? as_double : b_.CreateFPTrunc(as_double, value_type(t));
+      if (t.is_low_precision_float())
+        value = f32_to_lowp(t, b_.CreateFPTrunc(as_double, b_.getFloatTy()));
+      else
+        value = t.bits() == 64 ? as_double : b_.CreateFPTrunc(as_double, value_type(t));
     } else if (t.code() == DataType::kBool) {
       check_or_fail(b_.CreateOr(b_.CreateICmpEQ(kind, b_.getInt32(kAnvilBool)), b_.CreateICmpEQ(kind, b_.getInt32(kAnvilInt))),
                     kAnvilErrorType, fname + ": " + label + " must be a bool but got %s", {kind_name(kind)});

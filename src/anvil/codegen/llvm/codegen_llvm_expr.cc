@@ -22,6 +22,12 @@ using ir::ExprKind;
 using ir::PrimExpr;
 
 llvm::Value* CodeGenLLVM::binary(ExprKind kind, DataType t, llvm::Value* a, llvm::Value* b) {
+  if (t.is_low_precision_float()) {
+    // Computed in float32, rounded back once (comparisons give bool and need no rounding).
+    DataType f = ir::with_lanes(DataType::float32(), t.lanes());
+    llvm::Value* r = binary(kind, f, lowp_to_f32(t, a), lowp_to_f32(t, b));
+    return r->getType()->getScalarType()->isIntegerTy(1) ? r : f32_to_lowp(t, r);
+  }
   bool fp = t.is_float();
   bool uns = t.is_uint() || t.code() == DataType::kBool;
   bool nsw = in_index_ && !fp && !uns;  // see index_expr
@@ -65,6 +71,11 @@ llvm::Value* CodeGenLLVM::binary(ExprKind kind, DataType t, llvm::Value* a, llvm
 
 llvm::Value* CodeGenLLVM::cast(DataType from, DataType to, llvm::Value* v) {
   if (from == to) return v;
+  // Low-precision floats convert through float32 (exact for a widening; from float64 it rounds
+  // twice, which can differ from one rounding only at exact ties of the narrow type).
+  DataType f32 = ir::with_lanes(DataType::float32(), from.lanes());
+  if (from.is_low_precision_float()) return cast(f32, to, lowp_to_f32(from, v));
+  if (to.is_low_precision_float()) return f32_to_lowp(to, cast(from, f32, v));
   llvm::Type* ty = value_type(to);
   bool from_bool = from.code() == DataType::kBool;
   if (to.code() == DataType::kBool) {
@@ -77,6 +88,12 @@ llvm::Value* CodeGenLLVM::cast(DataType from, DataType to, llvm::Value* v) {
     return b_.CreateSIToFP(v, ty);
   }
   // to an integer type
+  if (from.is_float() && to.is_sub_byte_int()) {
+    // Truncate toward zero through int32, then wrap to the 4 / 2 bits (fptosi straight to i4
+    // would be poison for anything out of range).
+    llvm::Value* i = b_.CreateFPToSI(v, value_type(ir::with_lanes(DataType::int32(), to.lanes())));
+    return b_.CreateTrunc(i, ty);
+  }
   if (from.is_float()) return to.is_uint() ? b_.CreateFPToUI(v, ty) : b_.CreateFPToSI(v, ty);
   return b_.CreateIntCast(v, ty, !(from.is_uint() || from_bool));
 }
@@ -88,7 +105,12 @@ llvm::Value* CodeGenLLVM::expr(const PrimExpr& e) {
       auto* op = e.as<ir::IntImmNode>();
       return llvm::ConstantInt::get(value_type(t), static_cast<uint64_t>(op->value()), !t.is_uint());
     }
-    case ExprKind::kFloatImm: return llvm::ConstantFP::get(value_type(t), e.as<ir::FloatImmNode>()->value());
+    case ExprKind::kFloatImm: {
+      double v = e.as<ir::FloatImmNode>()->value();
+      if (!t.is_low_precision_float()) return llvm::ConstantFP::get(value_type(t), v);
+      DataType f = ir::with_lanes(DataType::float32(), t.lanes());
+      return f32_to_lowp(t, llvm::ConstantFP::get(value_type(f), v));  // folded by the IRBuilder
+    }
     case ExprKind::kStringImm:
       not_implemented_error("llvm codegen: ", func_name_, ": string immediate ", ir::to_string(e), " used as a value");
     case ExprKind::kVar: return lookup(e.as<ir::VarNode>());
@@ -199,7 +221,7 @@ llvm::Value* CodeGenLLVM::buffer_load(const ir::BufferLoadNode* op) {
     v = b_.CreateMaskedGather(llvm::FixedVectorType::get(mt, static_cast<unsigned>(lanes)), ptrs,
                               access_align(buf, PrimExpr()));
   }
-  if (et.code() == DataType::kBool) v = b_.CreateTrunc(v, value_type(op->dtype()));
+  if (et.code() == DataType::kBool || et.is_sub_byte_int()) v = b_.CreateTrunc(v, value_type(op->dtype()));
   return v;
 }
 
@@ -212,7 +234,7 @@ void CodeGenLLVM::buffer_store(const tir::BufferStoreNode* op) {
   llvm::Type* mt = memory_type(et);
   llvm::Value* v = expr(op->value());
   int lanes = op->value().dtype().lanes();
-  if (et.code() == DataType::kBool) v = b_.CreateZExt(v, memory_type(op->value().dtype()));
+  if (et.code() == DataType::kBool || et.is_sub_byte_int()) v = b_.CreateZExt(v, memory_type(op->value().dtype()));
   const PrimExpr& idx = op->indices()[0];
   if (lanes == 1 && idx.dtype().lanes() == 1) {
     b_.CreateAlignedStore(v, b_.CreateInBoundsGEP(mt, base, index_expr(idx)), access_align(buf, idx));

@@ -3,7 +3,8 @@
 //
 // Files: codegen_llvm.cc (driver, kernel entry: argument unpacking and checks),
 // codegen_llvm_expr.cc (expressions, loads), codegen_llvm_stmt.cc (statements, loops, parallel
-// outlining, allocation), codegen_llvm_math.cc (intrinsics, vectorizable exp/tanh/erf).
+// outlining, allocation), codegen_llvm_math.cc (intrinsics, vectorizable exp/tanh/erf),
+// codegen_llvm_lowp.cc (bfloat16 / float8 / float4 conversions through float32).
 #pragma once
 
 #include <llvm/IR/IRBuilder.h>
@@ -33,14 +34,18 @@ class CodeGenLLVM {
   void add_function(const tir::PrimFunc& f, const std::string& name);
 
   // ---- types and constants
-  llvm::Type* value_type(ir::DataType t);   // bool -> i1 (lanes: vectors)
-  llvm::Type* memory_type(ir::DataType t);  // bool -> i8
+  // bool -> i1, int4 -> i4, bfloat16 / float8_* / float4 -> their raw bits (i16 / i8 / i8)
+  llvm::Type* value_type(ir::DataType t);   // (lanes: vectors)
+  llvm::Type* memory_type(ir::DataType t);  // bool, int4, uint4, int2, uint2 -> i8
   llvm::Value* float_const(llvm::Type* t, double v) const;  // splat for vector types
   llvm::Value* int_const(llvm::Type* t, int64_t v) const;
 
   // ---- expressions (codegen_llvm_expr.cc)
   llvm::Value* expr(const ir::PrimExpr& e);
   llvm::Value* cast(ir::DataType from, ir::DataType to, llvm::Value* v);
+  // ---- low-precision floats (codegen_llvm_lowp.cc): raw bits <-> float32, lanes of the dtype
+  llvm::Value* lowp_to_f32(ir::DataType from, llvm::Value* bits);
+  llvm::Value* f32_to_lowp(ir::DataType to, llvm::Value* x);
   llvm::Value* buffer_load(const ir::BufferLoadNode* op);
   void buffer_store(const tir::BufferStoreNode* op);
 

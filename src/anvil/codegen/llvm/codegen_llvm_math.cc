@@ -170,6 +170,9 @@ llvm::Value* CodeGenLLVM::call_bitwise(CallOp op, const std::vector<llvm::Value*
 
 llvm::Value* CodeGenLLVM::call_math(const ir::CallNode* op) {
   DataType t = op->args()[0].dtype();  // the result's, except for isnan & co (bool)
+  if (t.is_low_precision_float())
+    not_implemented_error("llvm codegen: ", func_name_, ": ", ir::call_op_name(op->op()), " on ", ir::dtype_name(t),
+                          " (cast to float32 for the computation)");
   std::vector<llvm::Value*> args;
   for (const auto& a : op->args()) args.push_back(expr(a));
   llvm::Value* x = args[0];

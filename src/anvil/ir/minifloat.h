@@ -1,0 +1,53 @@
+// The bit layouts of the low-precision float types (bfloat16, float8_*, float4_e2m1fn): one table
+// that the LLVM code generator's conversions and their tests read. A value is
+// sign | exponent (exp_bits, biased by bias) | mantissa (man_bits); exponent 0 is subnormal.
+// What the top of the range holds differs:
+//   kIeee           all-ones exponent: inf (mantissa 0) or NaN (bfloat16, float8_e5m2)
+//   kAllOnesNan     no inf; only S.1111.111 is NaN, the rest of that exponent is finite (e4m3fn)
+//   kNegZeroNan     no inf, no -0: the one NaN is the -0 pattern 0x80 (the "fnuz" types)
+//   kFinite         no inf, no NaN (float4_e2m1fn)
+// Conversions from float32 round to nearest even. An overflow (or inf) gives inf for kIeee, NaN
+// for kAllOnesNan / kNegZeroNan, the largest finite value for kFinite, as ml_dtypes (and so
+// ONNX's reference) does; ONNX's Cast(saturate=1) clamps before converting.
+#pragma once
+
+#include <optional>
+
+#include "anvil/runtime/data_type.h"
+
+namespace anvil::ir {
+
+struct MinifloatFormat {
+  enum Top { kIeee, kAllOnesNan, kNegZeroNan, kFinite };
+  int exp_bits;
+  int man_bits;
+  int bias;
+  Top top;
+  int bits() const { return 1 + exp_bits + man_bits; }
+  // The magnitude code (sign bit clear) of the largest finite value.
+  int max_finite_code() const {
+    int all = (1 << (exp_bits + man_bits)) - 1;
+    switch (top) {
+      case kIeee: return (((1 << exp_bits) - 1) << man_bits) - 1;
+      case kAllOnesNan: return all - 1;
+      default: return all;
+    }
+  }
+};
+
+inline std::optional<MinifloatFormat> minifloat_format(DataType t) {
+  if (t.bits() == 16 && t.code() == DataType::kBFloat) return MinifloatFormat{8, 7, 127, MinifloatFormat::kIeee};
+  if (t.bits() == 8) {
+    switch (t.code()) {
+      case DataType::kFloat8E4M3FN: return MinifloatFormat{4, 3, 7, MinifloatFormat::kAllOnesNan};
+      case DataType::kFloat8E4M3FNUZ: return MinifloatFormat{4, 3, 8, MinifloatFormat::kNegZeroNan};
+      case DataType::kFloat8E5M2: return MinifloatFormat{5, 2, 15, MinifloatFormat::kIeee};
+      case DataType::kFloat8E5M2FNUZ: return MinifloatFormat{5, 2, 16, MinifloatFormat::kNegZeroNan};
+      default: break;
+    }
+  }
+  if (t.bits() == 4 && t.code() == DataType::kFloat4E2M1FN) return MinifloatFormat{2, 1, 1, MinifloatFormat::kFinite};
+  return std::nullopt;
+}
+
+}  // namespace anvil::ir
