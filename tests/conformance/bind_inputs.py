@@ -8,6 +8,7 @@
 # delta: values a real model has as constants, and that set the output's shape). When the named
 # value is computed from graph inputs (a window's Range(0, Cast(size), 1), CenterCropPad's pads
 # from Max(Shape(x), shape)), the integer graph inputs it is computed from are bound instead.
+# A node inside an If/Loop subgraph is found through the attribute its message names.
 import re
 
 import onnx
@@ -33,6 +34,7 @@ _MAX_FLOAT_ELEMENTS = 8
 
 _NODE = re.compile(r"onnx: node (?:(\d+)|'([^']*)') \((?:[\w.]+\.)?(\w+), opset \d+\): (.*)")
 _INPUT = re.compile(r"input (\d+) \([^)]*\) must be known at import(?:: '([^']*)')?")
+_SUBGRAPH = re.compile(r"(\w+) '[^']*': (onnx: node .*)", re.S)
 _WORDS = re.compile(r"^(\w+) with (?:a |an )?(\w+)(?: or (\w+))? not known at import")
 
 
@@ -53,6 +55,11 @@ def _candidates(graph, message):
     if node is None:
         return [], False
     op, rest = m.group(3), m.group(4)
+    # A node inside an If/Loop subgraph: "then_branch 'g1': onnx: node 4 (Expand, ...): ...".
+    sub = _SUBGRAPH.match(rest)
+    if sub:
+        inner = next((a.g for a in node.attribute if a.name == sub.group(1) and a.HasField("g")), None)
+        return _candidates(inner, sub.group(2)) if inner is not None else ([], False)
     found = _INPUT.search(rest)
     if found:
         if found.group(2):
@@ -76,10 +83,21 @@ def _candidates(graph, message):
 _SHAPE_ONLY = {"Shape", "Size"}
 
 
+def _all_nodes(graph):
+    """The graph's nodes and those of its If/Loop subgraphs (value names are unique across them)."""
+    for n in graph.node:
+        yield n
+        for a in n.attribute:
+            if a.HasField("g"):
+                yield from _all_nodes(a.g)
+            for g in a.graphs:
+                yield from _all_nodes(g)
+
+
 def _sources(graph, name):
     """The graph inputs whose values the value `name` is computed from (through the nodes that
     produce it; a Shape or Size reads only its input's shape)."""
-    producer = {o: n for n in graph.node for o in n.output}
+    producer = {o: n for n in _all_nodes(graph) for o in n.output}
     seen, todo, out = set(), [name], []
     while todo:
         v = todo.pop()
@@ -89,6 +107,10 @@ def _sources(graph, name):
         if v in producer:
             if producer[v].op_type not in _SHAPE_ONLY:
                 todo.extend(producer[v].input)
+                # An If/Loop output comes from its subgraphs' outputs (which read outer values).
+                for a in producer[v].attribute:
+                    for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                        todo.extend(o.name for o in g.output)
         else:
             out.append(v)
     return out

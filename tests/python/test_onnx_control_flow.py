@@ -128,14 +128,17 @@ def _loop_model():
                              [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
                               helper.make_tensor_value_info("y_out", FLOAT, [3]),
                               helper.make_tensor_value_info("scan", FLOAT, [3])])
-    nodes = [helper.make_node("Loop", ["M", "cond", "y0"], ["y", "ys"], body=body)]
+    # The scan output feeds a kernel: its length (the iteration count) is bound after the loop.
+    nodes = [helper.make_node("Loop", ["M", "cond", "y0"], ["y", "ys"], body=body), _const("two", 2.0),
+             helper.make_node("Mul", ["ys", "two"], ["z"])]
     graph = helper.make_graph(nodes, "loop", [helper.make_tensor_value_info("M", TensorProto.INT64, []),
                                               helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
                                               helper.make_tensor_value_info("y0", FLOAT, [3]),
                                               helper.make_tensor_value_info("x", FLOAT, [3]),
                                               helper.make_tensor_value_info("limit", FLOAT, [])],
                               [helper.make_tensor_value_info("y", FLOAT, [3]),
-                               helper.make_tensor_value_info("ys", FLOAT, [None, 3])])
+                               helper.make_tensor_value_info("ys", FLOAT, [None, 3]),
+                               helper.make_tensor_value_info("z", FLOAT, [None, 3])])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
@@ -147,6 +150,27 @@ def test_loop_with_a_data_dependent_trip_count(trips, cond, limit):
              "y0": rng.standard_normal(3).astype(np.float32), "x": rng.uniform(0.5, 1.5, 3).astype(np.float32),
              "limit": np.array(limit, dtype=np.float32)}
     got, want = _run_both(_loop_model(), feeds)
-    assert got[1].shape == want[1].shape
+    assert got[1].shape == want[1].shape and got[2].shape == want[2].shape
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+def test_if_whose_branches_give_different_shapes_feeds_a_kernel():
+    # then: (6, 4) = Concat(x, x); else: (3, 4) = x + 1. The if's first dim is bound when it ran.
+    then_g = helper.make_graph([helper.make_node("Concat", ["x", "x"], ["a"], axis=0)], "then", [],
+                               [helper.make_tensor_value_info("a", FLOAT, None)])
+    else_g = helper.make_graph([_const("one", 1.0), helper.make_node("Add", ["x", "one"], ["b"])], "else", [],
+                               [helper.make_tensor_value_info("b", FLOAT, None)])
+    nodes = [helper.make_node("If", ["flag"], ["p"], then_branch=then_g, else_branch=else_g),
+             helper.make_node("Sigmoid", ["p"], ["s"]), helper.make_node("ReduceSum", ["s"], ["y"], keepdims=0)]
+    graph = helper.make_graph(nodes, "if_shapes", [helper.make_tensor_value_info("x", FLOAT, [3, 4]),
+                                                   helper.make_tensor_value_info("flag", TensorProto.BOOL, [])],
+                              [helper.make_tensor_value_info("s", FLOAT, [None, 4]),
+                               helper.make_tensor_value_info("y", FLOAT, [])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    x = np.random.default_rng(SEED).standard_normal((3, 4)).astype(np.float32)
+    for flag in (True, False):
+        got, want = _run_both(model, {"x": x, "flag": np.array(flag)})
+        for g, w in zip(got, want):
+            assert g.shape == w.shape
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)

@@ -114,7 +114,30 @@ class Verifier {
     }
   }
 
-  // if/loop: the named functions exist, take the call's arguments and return its type.
+  // A branch's result type fits its if's: equal, except where the if has a symbolic dimension
+  // (bound from the result when the if has run).
+  static bool fits(const Type& ret, const Type& t) {
+    if (type_equal(ret, t)) return true;
+    if (ret.is_tuple() && t.is_tuple() && ret.fields().size() == t.fields().size()) {
+      for (size_t i = 0; i < t.fields().size(); ++i)
+        if (!fits(ret.fields()[i], t.fields()[i])) return false;
+      return true;
+    }
+    if (!ret.is_tensor() || !t.is_tensor() || ret.dtype() != t.dtype() || !ret.has_rank() || !t.has_rank() ||
+        ret.ndim() != t.ndim())
+      return false;
+    for (size_t i = 0; i < t.shape().size(); ++i) {
+      const PrimExpr& td = t.shape()[i];
+      const PrimExpr& rd = ret.shape()[i];
+      if (td.as<ir::VarNode>() != nullptr || td.same_as(rd)) continue;
+      std::optional<int64_t> a = ir::as_const_int(td), b = ir::as_const_int(rd);
+      if (!a || !b || *a != *b) return false;
+    }
+    return true;
+  }
+
+  // if/loop: the named functions exist, take the call's arguments and return its type (up to
+  // the if's symbolic dimensions).
   void control_flow(const CallNode& c) {
     auto func_attr = [&](const char* key) -> const Function* {
       auto it = c.attrs().find(key);
@@ -147,7 +170,7 @@ class Verifier {
       for (const Function* f : {then_f, else_f}) {
         if (f == nullptr) continue;
         check_params(*f, f == then_f ? "then_func" : "else_func", 0, 1);
-        if (!type_equal(f->ret_type(), c.type()))
+        if (!fits(f->ret_type(), c.type()))
           report("the if is typed ", to_string(c.type()), " but a branch returns ", to_string(f->ret_type()));
       }
       return;

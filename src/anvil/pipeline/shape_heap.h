@@ -44,9 +44,13 @@ class ShapeHeap {
     vars_by_name_[v->name()].push_back(v);
     return size_++;
   }
-  // Takes over the derived values a first emission numbered (the Vars must be bound the same way).
+  // Takes over the derived values a first emission numbered (the Vars bound so far must be bound
+  // the same way), and the slots of the Vars it bound later (control-flow results' dimensions).
   void adopt_computes(const ShapeHeap& first) {
-    ANVIL_ICHECK(first.num_vars() == num_vars() && computes_.empty(), "shape heap passes disagree");
+    ANVIL_ICHECK(first.num_vars() >= num_vars() && computes_.empty(), "shape heap passes disagree");
+    for (const auto& [v, slot] : var_slot_) ANVIL_ICHECK(first.var_slot(v) == slot, "shape heap passes disagree");
+    for (const auto& [v, slot] : first.var_slot_)
+      if (var_slot_.emplace(v, slot).second) vars_by_name_[v->name()].push_back(ir::Var(v));
     computes_ = first.computes_;
     keys_ = first.keys_;
     size_ = first.size_;

@@ -8,6 +8,7 @@
 #include <map>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "anvil/base/error.h"
 #include "anvil/pipeline/lower_graph.h"
@@ -100,8 +101,14 @@ class FunctionEmitter {
           args.push_back(Arg::imm(0)), args.push_back(b_.int_arg(*c));
         } else if (const auto* v = d.as<ir::VarNode>()) {
           std::optional<int64_t> slot = heap_.var_slot(v);
-          if (slot) args.push_back(Arg::imm(3)), args.push_back(Arg::imm(*slot));
-          else args.push_back(Arg::imm(1)), args.push_back(Arg::imm(heap_.bind_var(ir::Var(v))));
+          if (slot) {
+            args.push_back(Arg::imm(3)), args.push_back(Arg::imm(*slot));
+          } else {
+            int64_t s = heap_.bind_var(ir::Var(v));
+            args.push_back(Arg::imm(1)), args.push_back(Arg::imm(s));
+            bound_here_.insert(v);
+            available_slots_.insert(s);
+          }
         } else {
           args.push_back(Arg::imm(2)), args.push_back(Arg::imm(0));
           expressions = true;
@@ -112,11 +119,8 @@ class FunctionEmitter {
       if (expressions) with_expressions.push_back(i);
     }
     if (first != nullptr) heap_.adopt_computes(*first);
-    // Derived values, after every Var is bound (operands precede their users in the list).
-    if (first != nullptr)
-      for (const ShapeHeap::Compute& c : heap_.computes())
-        b_.emit_call("vm.builtin.shape_compute", {heap_arg(), Arg::imm(c.dst), str(c.op), Arg::imm(c.a.code),
-                                                  b_.int_arg(c.a.value), Arg::imm(c.b.code), b_.int_arg(c.b.value)});
+    emitting_computes_ = first != nullptr;
+    emit_ready_computes();
     // Input dimensions written as expressions (n * 2) are checked against their computed value.
     for (size_t i : with_expressions) {
       const graph::Type& t = f_.params()[i].type();
@@ -132,6 +136,68 @@ class FunctionEmitter {
       args.push_back(str(ctx));
       b_.emit_call("vm.builtin.match_shape", args);
     }
+  }
+
+  // Derived values whose operands are all bound (operands precede their users in the list):
+  // those of the parameters' dims in the prologue, the rest once a control-flow result binds
+  // the Vars they read (bind_result_dims).
+  void emit_ready_computes() {
+    if (!emitting_computes_) return;
+    const std::vector<ShapeHeap::Compute>& cs = heap_.computes();
+    compute_done_.resize(cs.size(), false);
+    auto ready = [&](const HeapOperand& o) { return o.is_imm() || available_slots_.count(o.value) != 0; };
+    for (size_t i = 0; i < cs.size(); ++i) {
+      const ShapeHeap::Compute& c = cs[i];
+      if (compute_done_[i] || !ready(c.a) || !ready(c.b)) continue;
+      b_.emit_call("vm.builtin.shape_compute", {heap_arg(), Arg::imm(c.dst), str(c.op), Arg::imm(c.a.code),
+                                                b_.int_arg(c.a.value), Arg::imm(c.b.code), b_.int_arg(c.b.value)});
+      compute_done_[i] = true;
+      available_slots_.insert(c.dst);
+    }
+  }
+
+  // A control-flow result's dimensions that are Vars this function has not bound yet (a loop's
+  // iteration count, an if whose branches differ in a dimension) are bound from its shape; the
+  // others are checked. Tuple results: each field.
+  void bind_result_dims(Arg value, const graph::Type& t) {
+    if (t.is_tuple()) {
+      for (size_t k = 0; k < t.fields().size(); ++k) {
+        if (!has_unbound_var(t.fields()[k])) continue;
+        RegName r = new_reg();
+        b_.emit_call("vm.builtin.tuple_getitem", {value, Arg::imm(static_cast<int64_t>(k))}, r);
+        bind_result_dims(Arg::reg(r), t.fields()[k]);
+      }
+      return;
+    }
+    if (!has_unbound_var(t)) return;
+    std::string ctx = str_cat(name_, ": a control-flow result");
+    std::vector<Arg> args{value, heap_arg(), b_.int_arg(t.ndim())};
+    for (const ir::PrimExpr& d : t.shape()) {
+      const auto* v = d.as<ir::VarNode>();
+      if (v == nullptr || bound_here_.count(v)) {
+        args.push_back(Arg::imm(2)), args.push_back(Arg::imm(0));
+        continue;
+      }
+      std::optional<int64_t> slot = heap_.var_slot(v);
+      int64_t s = slot ? *slot : heap_.bind_var(ir::Var(v));
+      args.push_back(Arg::imm(1)), args.push_back(Arg::imm(s));
+      bound_here_.insert(v);
+      available_slots_.insert(s);
+    }
+    args.push_back(str(ctx));
+    b_.emit_call("vm.builtin.match_shape", args);
+    emit_ready_computes();
+  }
+  bool has_unbound_var(const graph::Type& t) const {
+    if (t.is_tuple()) {
+      for (const graph::Type& f : t.fields())
+        if (has_unbound_var(f)) return true;
+      return false;
+    }
+    if (!t.is_tensor() || !t.has_rank()) return false;
+    for (const ir::PrimExpr& d : t.shape())
+      if (const auto* v = d.as<ir::VarNode>(); v != nullptr && !bound_here_.count(v)) return true;
+    return false;
   }
 
   // A Shape value of these dimensions: a constant when static, else make_shape from the heap.
@@ -277,6 +343,7 @@ class FunctionEmitter {
     b_.patch_jump(branch, b_.next_instr() - branch);
     b_.emit_call(graph::get_string(call.attrs(), "else_func"), captured, out);
     b_.patch_jump(skip, b_.next_instr() - skip);
+    bind_result_dims(Arg::reg(out), call.type());
     return Arg::reg(out);
   }
 
@@ -342,6 +409,7 @@ class FunctionEmitter {
     }
     RegName result = new_reg();
     b_.emit_call("vm.builtin.make_tuple", fields, result);
+    bind_result_dims(Arg::reg(result), call.type());
     return Arg::reg(result);
   }
 
@@ -404,6 +472,10 @@ class FunctionEmitter {
   RegName heap_reg_ = -1;
   RegName scratch_storage_reg_ = -1;
   std::vector<RegName> storage_reg_;
+  bool emitting_computes_ = false;  // the second emission: the heap's numbering is known
+  std::vector<bool> compute_done_;
+  std::unordered_set<int64_t> available_slots_;          // heap slots holding their value here
+  std::unordered_set<const ir::VarNode*> bound_here_;     // Vars match_shape bound in this function
   std::unordered_map<const graph::ExprNode*, Arg> value_of_;
   std::map<std::vector<std::pair<int64_t, int64_t>>, Arg> shapes_;  // make_shape results by operands
 };

@@ -58,11 +58,17 @@ ImportState sub_state(const ImportState& outer) {
 }
 
 // Converts the subgraph's initializers and nodes into `state` (already holding its inputs).
-void convert_body(ImportState& state, const GraphProto& g) {
-  import_initializers(g, state);
-  std::unordered_set<std::string> available;
-  for (const auto& [name, v] : state.values) available.insert(name);
-  for (int index : node_order(g, available)) convert_node(state, g.node(index), index);
+// Errors name the node and its graph attribute first ("onnx: node 15 (If, opset 20):
+// then_branch 'g1': onnx: node 4 (Expand, ...): ..."): a subgraph's node numbers are its own.
+void convert_body(ImportState& state, const GraphProto& g, const std::string& attr, const std::string& prefix) {
+  try {
+    import_initializers(g, state);
+    std::unordered_set<std::string> available;
+    for (const auto& [name, v] : state.values) available.insert(name);
+    for (int index : node_order(g, available)) convert_node(state, g.node(index), index);
+  } catch (const Error& e) {
+    throw Error(e.kind(), str_cat(prefix, ": ", attr, " '", g.name(), "': ", e.what()));
+  }
 }
 
 // The outer values a node's subgraphs read: constants (copied into each body) and the others
@@ -176,6 +182,33 @@ void record_outputs(ImportState& state, const NodeProto& node, const Expr& call,
   }
 }
 
+// The type of an if whose branches give a and b: theirs where they agree; a dimension they give
+// differently becomes a new symbolic dimension (bound when the if has run). nullopt when they
+// differ in more (dtype, rank, tuple arity).
+std::optional<Type> unify(const Type& a, const Type& b, const std::string& hint, int& fresh) {
+  if (graph::type_equal(a, b)) return a;
+  if (a.is_tuple() && b.is_tuple() && a.fields().size() == b.fields().size()) {
+    std::vector<Type> fields;
+    for (size_t i = 0; i < a.fields().size(); ++i) {
+      std::optional<Type> f = unify(a.fields()[i], b.fields()[i], hint, fresh);
+      if (!f) return std::nullopt;
+      fields.push_back(*f);
+    }
+    return Type::tuple(std::move(fields));
+  }
+  if (!a.is_tensor() || !b.is_tensor() || a.dtype() != b.dtype() || !a.has_rank() || !b.has_rank() ||
+      a.ndim() != b.ndim())
+    return std::nullopt;
+  std::vector<ir::PrimExpr> dims;
+  for (int i = 0; i < a.ndim(); ++i) {
+    const ir::PrimExpr& x = a.shape()[static_cast<size_t>(i)];
+    const ir::PrimExpr& y = b.shape()[static_cast<size_t>(i)];
+    bool same = x.same_as(y) || (ir::as_const_int(x) && ir::as_const_int(y) && *ir::as_const_int(x) == *ir::as_const_int(y));
+    dims.push_back(same ? x : ir::PrimExpr(ir::size_var(str_cat(hint, "_d", fresh++))));
+  }
+  return Type::tensor(std::move(dims), a.dtype());
+}
+
 void convert_if(ImportState& state, const NodeProto& node, const std::string& prefix) {
   const GraphProto& then_g = graph_attr(node, "then_branch", prefix);
   const GraphProto& else_g = graph_attr(node, "else_branch", prefix);
@@ -185,7 +218,7 @@ void convert_if(ImportState& state, const NodeProto& node, const std::string& pr
     const GraphProto& g = *taken ? then_g : else_g;
     if (node.output_size() > g.output_size())
       value_error(prefix, ": the node has ", node.output_size(), " outputs but its branch gives ", g.output_size());
-    convert_body(state, g);
+    convert_body(state, g, *taken ? "then_branch" : "else_branch", prefix);
     for (int i = 0; i < node.output_size(); ++i) {
       if (node.output(i).empty()) continue;
       auto it = state.values.find(g.output(i).name());
@@ -207,15 +240,17 @@ void convert_if(ImportState& state, const NodeProto& node, const std::string& pr
     ImportState sub = sub_state(state);
     std::vector<Expr> passed = add_captured(sub, captured, state);
     if (b == 0) args.insert(args.end(), passed.begin(), passed.end());
-    convert_body(sub, *branches[b]);
+    convert_body(sub, *branches[b], b == 0 ? "then_branch" : "else_branch", prefix);
     names[b] = finish_body(sub, *branches[b], node_hint(node) + (b == 0 ? "_then" : "_else"), prefix, &types[b]);
   }
-  if (!graph::type_equal(types[0], types[1]))
-    not_implemented_error(prefix, ": the branches give different types (then ", graph::to_string(types[0]), ", else ",
-                          graph::to_string(types[1]), "); an if needs one result type");
+  int fresh = 0;
+  std::optional<Type> type = unify(types[0], types[1], node_hint(node), fresh);
+  if (!type)
+    not_implemented_error(prefix, ": the branches give types that differ in more than dimensions (then ",
+                          graph::to_string(types[0]), ", else ", graph::to_string(types[1]), ")");
   Expr call = graph::Call::make(graph::kCallIf, std::move(args),
-                                {{"then_func", names[0]}, {"else_func", names[1]}}, types[0]);
-  record_outputs(state, node, call, types[0].is_tuple() ? types[0].fields().size() : 1, prefix);
+                                {{"then_func", names[0]}, {"else_func", names[1]}}, *type);
+  record_outputs(state, node, call, type->is_tuple() ? type->fields().size() : 1, prefix);
 }
 
 Expr scalar_constant(DataType dtype, int64_t value) {
@@ -266,7 +301,7 @@ void convert_loop(ImportState& state, const NodeProto& node, const std::string& 
   }
   std::vector<Expr> passed = add_captured(sub, captured, state);
   args.insert(args.end(), passed.begin(), passed.end());
-  convert_body(sub, body);
+  convert_body(sub, body, "body", prefix);
   Type ret;
   std::string name = finish_body(sub, body, node_hint(node) + "_body", prefix, &ret);
   std::vector<Type> outs = ret.is_tuple() ? ret.fields() : std::vector<Type>{ret};

@@ -4,7 +4,8 @@
 // If: a condition known at import (a constant, or known values) imports only the taken branch,
 // inline, so its known values keep flowing (the AffineGrid function's `Size(size) == 4`). Any
 // other condition becomes graph `if` (graph/ops/control_flow.cc): each branch a Function of the
-// module taking the outer-scope values the subgraphs read (constants are copied in instead).
+// module taking the outer-scope values the subgraphs read (constants are copied in instead);
+// a dimension the branches give differently is a new symbolic one, bound when the if has run.
 // Loop: graph `loop` with the body a Function of (iteration, cond, carried..., captured...);
 // scan outputs get a fresh symbolic leading dimension.
 #pragma once
