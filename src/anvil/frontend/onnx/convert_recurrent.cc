@@ -177,9 +177,12 @@ struct DirectionOut {
 DirectionOut run_direction(ImportContext& ctx, const Recurrence& rc, const Expr& x, const Expr& w, const Expr& r,
                            const Expr& b, const Expr& p, Expr h, Expr c, const Activation* acts, bool reverse) {
   const int64_t g = num_gates(rc.cell), hs = rc.hidden;
-  Expr xw = ctx.emit("matmul", {x, transpose(ctx, w, {1, 0})});  // [T, B, G*H]
-  Expr rt = transpose(ctx, r, {1, 0});                           // [H, G*H]
-  Expr rb_h;  // GRU linear_before_reset: the h gate's recurrent bias stays inside r * (..)
+  // [T * B, I] @ [I, G*H] as one 2-d product (the packed GEMM; a 3-d x takes the batched one).
+  const std::vector<PrimExpr>& xs3 = x.type().shape();
+  Expr x2 = ctx.emit("reshape", {x, graph::ShapeExpr::make({xs3[0] * xs3[1], xs3[2]})});
+  Expr xw = ctx.emit("matmul", {x2, transpose(ctx, w, {1, 0})});
+  Expr rt = transpose(ctx, r, {1, 0});  // [H, G*H]
+  Expr rb_h;                            // GRU linear_before_reset: the h gate's recurrent bias stays inside r * (..)
   if (b.defined()) {
     std::vector<Expr> wb_rb = split(ctx, b, 0, 2, g * hs);
     Expr bias = wb_rb[0], rb = wb_rb[1];
@@ -191,6 +194,7 @@ DirectionOut run_direction(ImportContext& ctx, const Recurrence& rc, const Expr&
     }
     xw = add(ctx, xw, add(ctx, bias, rb));
   }
+  xw = ctx.emit("reshape", {xw, graph::ShapeExpr::make({xs3[0], xs3[1], ir::int_imm(g * hs)})});  // [T, B, G*H]
   Expr rt_zr, rt_h;  // GRU: the z r columns of R^T and the h ones
   if (rc.cell == Cell::kGru) {
     std::vector<Expr> parts = split(ctx, rt, 1, 3, hs);
