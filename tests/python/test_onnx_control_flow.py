@@ -74,7 +74,7 @@ def _nested_if_model(depth):
 
 
 def test_nested_ifs_on_a_0d_input_take_every_branch():
-    depth = 3
+    depth = 4  # 15 Ifs, 16 leaves
     model = _nested_if_model(depth)
     rng = np.random.default_rng(SEED)
     x = rng.standard_normal((3, 4)).astype(np.float32)
@@ -174,3 +174,43 @@ def test_if_whose_branches_give_different_shapes_feeds_a_kernel():
         for g, w in zip(got, want):
             assert g.shape == w.shape
             np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+def _if_in_loop_model(with_trip_count):
+    # Each iteration adds w (read from the main graph two scopes out) on even iterations and
+    # subtracts it on odd ones; without M the loop stops on the body's condition (i < stop).
+    then_g = helper.make_graph([helper.make_node("Add", ["acc_in", "w"], ["t"])], "even", [],
+                               [helper.make_tensor_value_info("t", FLOAT, None)])
+    else_g = helper.make_graph([helper.make_node("Sub", ["acc_in", "w"], ["e"])], "odd", [],
+                               [helper.make_tensor_value_info("e", FLOAT, None)])
+    body_nodes = [_const("two_i", 2, np.int64), _const("zero_i", 0, np.int64),
+                  helper.make_node("Mod", ["i", "two_i"], ["m"]), helper.make_node("Equal", ["m", "zero_i"], ["even"]),
+                  helper.make_node("If", ["even"], ["acc_out"], then_branch=then_g, else_branch=else_g),
+                  _const("one_i", 1, np.int64), helper.make_node("Add", ["i", "one_i"], ["next"]),
+                  helper.make_node("Less", ["next", "stop"], ["c_out"])]
+    body = helper.make_graph(body_nodes, "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                                                  helper.make_tensor_value_info("c_in", TensorProto.BOOL, []),
+                                                  helper.make_tensor_value_info("acc_in", FLOAT, [2, 2])],
+                             [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
+                              helper.make_tensor_value_info("acc_out", FLOAT, [2, 2])])
+    inputs = ["M" if with_trip_count else "", "" if with_trip_count else "cond", "acc0"]
+    nodes = [helper.make_node("Exp", ["x"], ["w"]), helper.make_node("Loop", inputs, ["acc"], body=body)]
+    graph_inputs = [helper.make_tensor_value_info("x", FLOAT, [2, 2]), helper.make_tensor_value_info("acc0", FLOAT, [2, 2]),
+                    helper.make_tensor_value_info("stop", TensorProto.INT64, [])]
+    graph_inputs.append(helper.make_tensor_value_info("M", TensorProto.INT64, []) if with_trip_count
+                        else helper.make_tensor_value_info("cond", TensorProto.BOOL, []))
+    graph = helper.make_graph(nodes, "if_in_loop", graph_inputs, [helper.make_tensor_value_info("acc", FLOAT, [2, 2])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+@pytest.mark.parametrize("with_trip_count,limit,stop", [(True, 3, 100), (True, 6, 4), (False, None, 5), (False, None, 0)])
+def test_if_inside_a_loop_reads_a_value_two_scopes_out(with_trip_count, limit, stop):
+    rng = np.random.default_rng(SEED)
+    feeds = {"x": rng.standard_normal((2, 2)).astype(np.float32), "acc0": rng.standard_normal((2, 2)).astype(np.float32),
+             "stop": np.array(stop, dtype=np.int64)}
+    if with_trip_count:
+        feeds["M"] = np.array(limit, dtype=np.int64)
+    else:
+        feeds["cond"] = np.array(True)
+    got, want = _run_both(_if_in_loop_model(with_trip_count), feeds)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-5)
