@@ -220,6 +220,44 @@ TEST_F(FusedAnchor, TransposedConvRelu) {
   expect_close(run(k, {{xs, x}, {ws, w}}, os), want, "conv2d_transpose + relu (" + k.implementation + ")");
 }
 
+TEST_F(FusedAnchor, TransposedConvStrideEqualToTheKernelByTaps) {
+  // 2x2 stride 2 and 3x3 stride 3 (one tap per output: the taps form), with a bias and
+  // relu; widths 6, 12 and 18 divide no vector (guarded tails). Reference: the scatter form.
+  struct Case {
+    Shape xs, ws;
+    int sh, sw;
+  };
+  for (const Case& c : {Case{{2, 5, 4, 6}, {5, 3, 2, 2}, 2, 2}, Case{{1, 4, 3, 6}, {4, 2, 3, 3}, 3, 3}}) {
+    const int64_t N = c.xs[0], C = c.xs[1], H = c.xs[2], W = c.xs[3], O = c.ws[1], R = c.ws[2], S = c.ws[3];
+    const Shape os{N, O, H * c.sh, W * c.sw}, bs{O, 1, 1};
+    auto dims = [](const Shape& s) {
+      std::string out;
+      for (int64_t d : s) out += (out.empty() ? "" : ", ") + std::to_string(d);
+      return out;
+    };
+    const std::string ot = "Tensor[(" + dims(os) + "), float32]";
+    Lowered k = lower_group("def @g(%p0: Tensor[(" + dims(c.xs) + "), float32], %p1: Tensor[(" + dims(c.ws) +
+                            "), float32], %p2: Tensor[(" + dims(bs) + "), float32]) -> " + ot + " {\n  %t0: " + ot +
+                            " = nn.conv2d_transpose(%p0, %p1, strides=[" + dims({c.sh, c.sw}) + "])\n  %t1: " + ot +
+                            " = add(%t0, %p2)\n  %t2: " + ot + " = relu(%t1)\n  return %t2\n}\n");
+    std::vector<float> x = random(c.xs, rng), w = random(c.ws, rng), b = random(bs, rng);
+    std::vector<double> want(size_t(numel(os)), 0.0);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t ci = 0; ci < C; ++ci)
+        for (int64_t iy = 0; iy < H; ++iy)
+          for (int64_t ix = 0; ix < W; ++ix)
+            for (int64_t o = 0; o < O; ++o)
+              for (int64_t r = 0; r < R; ++r)
+                for (int64_t q = 0; q < S; ++q)
+                  want[((n * O + o) * os[2] + iy * c.sh + r) * os[3] + ix * c.sw + q] +=
+                      double(x[((n * C + ci) * H + iy) * W + ix]) * w[((ci * O + o) * R + r) * S + q];
+    const int64_t plane = os[2] * os[3];
+    for (size_t i = 0; i < want.size(); ++i) want[i] = std::max(want[i] + b[(i / plane) % O], 0.0);
+    expect_close(run(k, {{c.xs, x}, {c.ws, w}, {bs, b}}, os), want,
+                 "conv2d_transpose to " + dims(os) + " + bias + relu (" + k.implementation + ")");
+  }
+}
+
 TEST_F(FusedAnchor, DenseBiasSiluAndBatchedMatmulRelu) {
   {
     const Shape xs{2, 5, 40}, ws{33, 40}, bs{33}, os{2, 5, 33};

@@ -189,6 +189,54 @@ void conv2d_schedule(te::Schedule& s, const std::vector<te::Tensor>& outs, const
   schedule_row_reduction(s, out, conv.defined() ? conv : out, target);
 }
 
+// Stride equal to the kernel, no padding or dilation, one group, output exactly input x stride
+// (PP-OCR's 2x2/2 upsampling): every output position has one tap, (y % sh, x % sw) of input
+// (y / sh, x / sw). The taps are computed per tap column along contiguous input rows,
+//   taps[n, o, iy, ry, rx, ix] = sum_c data[n, c, iy, ix] * w[c, o, ry, rx],
+// and interleaved into the output: out[n, o, y, x] = taps[n, o, y/sh, y%sh, x%sw, x/sw]. A
+// quarter of the gather form's products (for 2x2) and no selects. Empty when it does not apply.
+std::vector<te::Tensor> transpose_by_taps(const graph::CallNode& call, const te::Tensor& data, const te::Tensor& weight,
+                                          const ConvAttrs& c) {
+  std::vector<PrimExpr> oshape = out_shape(call);
+  auto cst = [](const PrimExpr& e) { return ir::as_const_int(e).value_or(-1); };
+  const int64_t H = cst(data.shape()[2]), W = cst(data.shape()[3]), R = cst(weight.shape()[2]), S = cst(weight.shape()[3]);
+  if (c.groups != 1 || c.dh != 1 || c.dw != 1 || c.pt || c.pl || c.pb || c.pr || H <= 0 || W <= 0 || c.sh != R ||
+      c.sw != S || cst(oshape[2]) != H * R || cst(oshape[3]) != W * S || data.dtype() != DataType::float32())
+    return {};
+  te::IterVar rc = te::reduce_axis(0, data.shape()[1], "rc");
+  te::Tensor taps = te::compute(
+      {oshape[0], oshape[1], int(H), int(R), int(S), int(W)},
+      [&](const std::vector<Var>& i) { return te::sum(data(i[0], rc, i[2], i[5]) * weight(rc, i[1], i[3], i[4]), {rc}); },
+      "conv2d_transpose_taps");
+  return {te::compute(
+      oshape,
+      [&](Var n, Var o, Var y, Var x) {
+        return taps(n, o, ir::floordiv(y, int(R)), ir::floormod(y, int(R)), ir::floormod(x, int(S)), ir::floordiv(x, int(S)));
+      },
+      "conv2d_transpose")};
+}
+
+// Rows of the output (or its epilogue) in parallel, vectorised along x (the interleave reads
+// the taps with a stride); per row the taps of its input row, a vector of input columns
+// accumulated over the channels.
+void schedule_transpose_by_taps(te::Schedule& s, const te::Tensor& out, const te::Tensor& taps, const Target& target) {
+  te::Stage& st = s[out];
+  te::IterVar rows = fuse_all_parallel(st, {out.axis(0), out.axis(1), out.axis(2)});
+  const int vf = vector_factor(out.shape()[3], lanes_for(target, out.dtype()));
+  if (vf > 0) {
+    auto [xo, xi] = st.split(out.axis(3), vf);
+    st.vectorize(xi);
+  }
+  te::Stage& t = s[taps];
+  t.compute_at(st, rows);
+  const int tvf = vector_factor(taps.shape()[5], lanes_for(target, taps.dtype()));
+  if (tvf > 0) {
+    auto [io, ii] = t.split(taps.axis(5), tvf);
+    t.reorder({taps.axis(0), taps.axis(1), taps.axis(2), taps.axis(3), taps.axis(4), io, taps.reduce_axis(0), ii});
+    t.vectorize(ii);
+  }
+}
+
 // out[n, o, y, x] = sum over the input channels of o's group and the kernel window of
 // data[n, ci, (y + pt - ry*dh) / sh, ...] * w[ci, o % Og, ry, rx], where the division is exact
 // and inside the input (zero otherwise). Weight IOHW: [C, O/g, R, S].
@@ -196,6 +244,7 @@ std::vector<te::Tensor> conv2d_transpose_compute(const graph::CallNode& call, co
   const ConvAttrs c = conv_attrs(call);
   const te::Tensor& data = in[0];
   const te::Tensor& weight = in[1];
+  if (std::vector<te::Tensor> taps = transpose_by_taps(call, data, weight, c); !taps.empty()) return taps;
   const PrimExpr H = data.shape()[2], W = data.shape()[3];
   const PrimExpr cg = ir::floordiv(data.shape()[1], c.groups), og = weight.shape()[1];
   te::IterVar rc = te::reduce_axis(0, cg, "rc"), ry = te::reduce_axis(0, weight.shape()[2], "ry"),
@@ -258,6 +307,8 @@ void register_conv2d_strategies() {
                           {"conv2d_transpose_nchw.x86", conv2d_transpose_compute,
                            [](te::Schedule& s, const std::vector<te::Tensor>& outs, const Target& target) {
                              inline_elementwise_except(s, outs, {});  // any epilogue into the output
+                             te::Tensor taps = find_tensor(outs, "conv2d_transpose_taps");
+                             if (taps.defined()) return schedule_transpose_by_taps(s, outs[0], taps, target);
                              te::Tensor conv = find_tensor(outs, "conv2d_transpose");
                              schedule_row_reduction(s, outs[0], conv.defined() ? conv : outs[0], target);
                            }});
