@@ -1,10 +1,18 @@
 # Tensor creation (anvil.tensor, anvil.empty, anvil.from_dlpack) and the numpy-facing methods of
 # anvil.Tensor: numpy(), copyfrom(), __array__ and printing. The class itself is C++ (_ffi.Tensor).
 #
-# bfloat16: numpy has no such type, so Tensor.numpy() raises TypeError for bfloat16 tensors; use
-# t.view(dtype="uint16").numpy() for the raw bits. anvil.tensor(x, dtype="bfloat16") and copyfrom
-# accept float arrays (rounded to nearest even) or uint16 arrays holding the raw bits.
+# Low-precision types (bfloat16, float8_*, float4_e2m1fn, int4, uint4, int2, uint2): numpy has
+# none of them; ml_dtypes does, under the same names and with the same memory layout (one element
+# per byte for the sub-byte types). With ml_dtypes installed Tensor.numpy() returns its arrays and
+# anvil.tensor / copyfrom take them (or float arrays, rounded to nearest even like ml_dtypes'
+# astype). Without it Tensor.numpy() raises TypeError; t.view(dtype="uint8" or "uint16").numpy()
+# gives the raw bits either way, and unsigned arrays of the storage width count as raw bits.
 import numpy as np
+
+try:
+    import ml_dtypes as _ml_dtypes
+except ImportError:  # optional: only for numpy interop of the low-precision types
+    _ml_dtypes = None
 
 from . import _ffi
 from ._device import cpu, device as _to_device
@@ -13,6 +21,12 @@ from ._ffi import Tensor
 _NUMPY_DTYPES = {
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "float32", "float64",
+}
+# Anvil name -> the unsigned numpy dtype of its storage (the raw bits).
+_LOW_PRECISION = {
+    "bfloat16": "uint16", "float8_e4m3fn": "uint8", "float8_e4m3fnuz": "uint8", "float8_e5m2": "uint8",
+    "float8_e5m2fnuz": "uint8", "float4_e2m1fn": "uint8", "int4": "uint8", "uint4": "uint8",
+    "int2": "uint8", "uint2": "uint8",
 }
 _REPR_MAX_ELEMENTS = 1000
 
@@ -25,17 +39,26 @@ def _dtype_name(dtype):
 
 
 def _numpy_dtype(name, what):
-    if name not in _NUMPY_DTYPES:
+    if name not in _NUMPY_DTYPES and name not in _LOW_PRECISION:
         raise TypeError(f"{what}: numpy dtype '{name}' has no Anvil equivalent "
-                        f"(supported: {', '.join(sorted(_NUMPY_DTYPES))}, bfloat16)")
+                        f"(supported: {', '.join(sorted(_NUMPY_DTYPES | set(_LOW_PRECISION)))})")
     return name
 
 
-def _bfloat16_bits(array):
-    """Round float values to bfloat16 (nearest even) and return the raw bits as uint16."""
+def _low_precision_bits(array, name):
+    """The raw bits (uint8 / uint16) of `array` as low-precision type `name`: an array of that type
+    or of the raw storage type as it is, anything else converted (ml_dtypes; bfloat16 without it:
+    rounded to nearest even here)."""
+    raw = _LOW_PRECISION[name]
     array = np.asarray(array)
-    if array.dtype == np.uint16:
+    if array.dtype.name == name:
+        return np.ascontiguousarray(array).view(raw)
+    if array.dtype.name == raw:
         return array
+    if _ml_dtypes is not None:
+        return array.astype(getattr(_ml_dtypes, name)).view(raw)
+    if name != "bfloat16":
+        raise TypeError(f"converting to {name} needs the ml_dtypes package (or pass the raw bits as {raw})")
     bits = np.ascontiguousarray(array, dtype=np.float32).view(np.uint32).astype(np.uint64)
     rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
     nan = np.isnan(np.asarray(array, dtype=np.float32))
@@ -86,8 +109,14 @@ def tensor(data, device=None, dtype=None):
     if isinstance(data, Tensor) and (dtype is None or _dtype_name(dtype) == data.dtype):
         return data.copyto(dev)
     name = None if dtype is None else _dtype_name(dtype)
-    if name == "bfloat16":
-        array = _bfloat16_bits(data.numpy() if isinstance(data, Tensor) else data)
+    source = data.numpy() if isinstance(data, Tensor) else data
+    if name is None and isinstance(source, np.ndarray) and source.dtype.name in _LOW_PRECISION:
+        name = source.dtype.name  # an ml_dtypes array
+    if name in _LOW_PRECISION:
+        bits = _low_precision_bits(source, name)
+        out = _ffi.empty(bits.shape, name, dev)
+        out.view(dtype=_LOW_PRECISION[name])._copy_from(np.ascontiguousarray(bits))
+        return out
     else:
         array = np.asarray(data.numpy() if isinstance(data, Tensor) else data, dtype=name)
         name = _numpy_dtype(array.dtype.name, "anvil.tensor")
@@ -120,11 +149,17 @@ def _numpy(self):
     Raises
     ------
     TypeError
-        For bfloat16, which numpy lacks: use ``t.view(dtype="uint16").numpy()`` for the bits.
+        For a low-precision type (bfloat16, float8_*, int4, ...) without the ml_dtypes package: use
+        ``t.view(dtype="uint16").numpy()`` (``"uint8"`` for the 8-bit and smaller) for the bits.
     """
-    if self.dtype == "bfloat16":
-        raise TypeError("Tensor.numpy: numpy has no bfloat16; use t.view(dtype='uint16').numpy() "
-                        "for the raw bits")
+    if self.dtype in _LOW_PRECISION:
+        raw = _LOW_PRECISION[self.dtype]
+        if _ml_dtypes is None:
+            raise TypeError(f"Tensor.numpy: numpy has no {self.dtype} (install ml_dtypes); use "
+                            f"t.view(dtype='{raw}').numpy() for the raw bits")
+        array = np.empty(self.shape, dtype=raw)
+        self.view(dtype=raw)._copy_to_numpy(array)
+        return array.view(getattr(_ml_dtypes, self.dtype))
     array = np.empty(self.shape, dtype=self.dtype)
     self._copy_to_numpy(array)
     return array
@@ -155,8 +190,8 @@ def _copyfrom(self, source):
     if isinstance(source, Tensor):
         self._copy_from(source)
         return self
-    if self.dtype == "bfloat16":
-        array, target = _bfloat16_bits(source), self.view(dtype="uint16")
+    if self.dtype in _LOW_PRECISION:
+        array, target = _low_precision_bits(source, self.dtype), self.view(dtype=_LOW_PRECISION[self.dtype])
     else:
         if isinstance(source, np.ndarray):
             array = source
@@ -189,7 +224,7 @@ def _header(self):
 
 def _printable(self):
     return (self.device.device_type == 1 and self.size <= _REPR_MAX_ELEMENTS
-            and self.dtype != "bfloat16")
+            and (self.dtype not in _LOW_PRECISION or _ml_dtypes is not None))
 
 
 def _repr(self):

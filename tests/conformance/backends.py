@@ -96,7 +96,7 @@ def _to_numpy(value):
 
 
 def _anvil():
-    _, from_onnx, compile_, VirtualMachine, cpu = _anvil_api()
+    anvil, from_onnx, compile_, VirtualMachine, cpu = _anvil_api()
     import onnx
 
     from bind_inputs import import_time_input
@@ -119,7 +119,9 @@ def _anvil():
         try:
             mod, bound = import_binding(model_path, inputs, names)
             exe = compile_(mod, target="llvm")
-            feeds = [x for name, x in zip(names, inputs) if name not in bound]
+            # numpy's buffer protocol cannot carry ml_dtypes' types (bfloat16, float8, int4):
+            # those go in as anvil tensors, raw bits and all.
+            feeds = [anvil.tensor(x) if _custom(x) else x for name, x in zip(names, inputs) if name not in bound]
             result = VirtualMachine(exe, cpu())["main"](*feeds)
         except NotImplementedError as e:
             raise Unsupported(str(e).splitlines()[0] if str(e) else "NotImplementedError") from e

@@ -133,13 +133,32 @@ def test_bfloat16_rounds_floats_and_exposes_raw_bits():
     values = np.array([1.0, -2.5, 3.140625, 1.00390625], dtype=np.float32)  # the last rounds to even
     t = anvil.tensor(values, dtype="bfloat16")
     assert t.dtype == "bfloat16"
-    with pytest.raises(TypeError, match="bfloat16"):
-        t.numpy()
+    assert t.numpy().dtype.name == "bfloat16"  # an ml_dtypes array
     bits = t.view(dtype="uint16").numpy()
     back = (bits.astype(np.uint32) << 16).view(np.float32)
     np.testing.assert_array_equal(back, np.array([1.0, -2.5, 3.140625, 1.0], dtype=np.float32))
     raw = anvil.empty((4,), "bfloat16").copyfrom(bits)  # uint16 sources are taken as raw bits
     np.testing.assert_array_equal(raw.view(dtype="uint16").numpy(), bits)
+
+
+@pytest.mark.parametrize("name", ["float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
+                                  "float4_e2m1fn", "int4", "uint4", "int2", "uint2", "bfloat16"])
+def test_low_precision_types_round_trip_ml_dtypes_arrays(name):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    values = np.array([0.0, 1.0, -1.0, 1.5, 2.0, 3.0, 0.5, -2.0], dtype=np.float32)
+    if name.startswith("uint"):
+        values = np.abs(values)
+    if "int" in name:
+        values = np.trunc(values)
+    array = values.astype(getattr(ml_dtypes, name))
+    t = anvil.tensor(array)  # the dtype comes from the array
+    assert t.dtype == name and t.nbytes == array.nbytes
+    back = t.numpy()
+    assert back.dtype == array.dtype
+    np.testing.assert_array_equal(back.view(f"uint{8 * array.itemsize}"), array.view(f"uint{8 * array.itemsize}"))
+    # float sources are converted as ml_dtypes converts them (to nearest even)
+    u = anvil.empty(values.shape, name).copyfrom(values)
+    np.testing.assert_array_equal(u.numpy().astype(np.float32), array.astype(np.float32))
 
 
 def test_view_shares_memory_and_checks_size(make_random):

@@ -11,6 +11,7 @@
 // ONNX's reference) does; ONNX's Cast(saturate=1) clamps before converting.
 #pragma once
 
+#include <cmath>
 #include <optional>
 
 #include "anvil/runtime/data_type.h"
@@ -32,6 +33,12 @@ struct MinifloatFormat {
       case kAllOnesNan: return all - 1;
       default: return all;
     }
+  }
+  // The largest finite value (448 for float8_e4m3fn, 57344 for float8_e5m2, 6 for float4).
+  double max_finite() const {
+    int code = max_finite_code();
+    int man = code & ((1 << man_bits) - 1);
+    return std::ldexp(1.0 + std::ldexp(man, -man_bits), (code >> man_bits) - bias);
   }
 };
 

@@ -21,6 +21,7 @@
 #include "anvil/frontend/onnx/proto.h"
 #include "anvil/graph/ops/op_util.h"
 #include "anvil/ir/expr_ops.h"
+#include "anvil/ir/minifloat.h"
 
 namespace anvil::frontend::onnx {
 namespace {
@@ -177,9 +178,24 @@ std::vector<Expr> convert_mean(ImportContext& ctx) {
   return {ctx.emit("divide", {sum[0], scalar(ctx, dtype_of(sum[0]), ctx.num_inputs())})};
 }
 
+// Cast / CastLike to `to`. The tensor IR's cast to a float8 type gives inf / NaN for what is out
+// of range (ONNX's saturate=0); saturate=1 (the default, opset 19+) first clamps to the largest
+// finite value in float32, NaN staying NaN, as ONNX's reference (np.clip, then the conversion).
+Expr cast_to(ImportContext& ctx, Expr x, DataType to) {
+  bool float8 = to.is_low_precision_float() && to.bits() == 8;
+  if (!float8 || ctx.attr_int("saturate", 1) == 0 || dtype_of(x) == DataType::boolean())
+    return ctx.emit("cast", {x}, {{"dtype", to}});
+  if (dtype_of(x) != DataType::float32()) x = ctx.emit("cast", {x}, {{"dtype", DataType::float32()}});
+  const double max = ir::minifloat_format(to)->max_finite();
+  Expr hi = scalar(ctx, DataType::float32(), max), lo = scalar(ctx, DataType::float32(), -max);
+  x = ctx.emit("where", {ctx.emit("greater", {x, hi}), hi, x});
+  x = ctx.emit("where", {ctx.emit("less", {x, lo}), lo, x});
+  return ctx.emit("cast", {x}, {{"dtype", to}});
+}
+
 std::vector<Expr> convert_cast(ImportContext& ctx) {
   DataType to = anvil_dtype_or_throw(static_cast<int32_t>(ctx.attr_int("to")), "Cast's 'to'");
-  if (auto v = ctx.known_values(0); v && (to.is_int() || to.is_uint())) {
+  if (auto v = ctx.known_values(0); v && (to.is_int() || to.is_uint()) && !to.is_sub_byte_int()) {
     ctx.set_known_values(0, *v);
   } else if (v && to == DataType::boolean()) {  // 0/1 of constants (a Where's condition)
     Values out;
@@ -206,14 +222,14 @@ std::vector<Expr> convert_cast(ImportContext& ctx) {
   }
   Expr x = ctx.input(0);
   if (dtype_of(x) == to) return {x};
-  return {ctx.emit("cast", {x}, {{"dtype", to}})};
+  return {cast_to(ctx, x, to)};
 }
 
 std::vector<Expr> convert_cast_like(ImportContext& ctx) {
   Expr x = ctx.input(0);
   DataType to = dtype_of(ctx.input(1));
   if (dtype_of(x) == to) return {x};
-  return {ctx.emit("cast", {x}, {{"dtype", to}})};
+  return {cast_to(ctx, x, to)};
 }
 
 std::vector<Expr> convert_clip(ImportContext& ctx) {

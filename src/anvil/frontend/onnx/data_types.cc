@@ -33,17 +33,17 @@ const std::array<DtypeInfo, 29>& dtype_table() {
       {"UINT64", 64, DataType::uint64()},
       {"COMPLEX64", 64, std::nullopt},
       {"COMPLEX128", 128, std::nullopt},
-      {"BFLOAT16", 16, std::nullopt},
-      {"FLOAT8E4M3FN", 8, std::nullopt},
-      {"FLOAT8E4M3FNUZ", 8, std::nullopt},
-      {"FLOAT8E5M2", 8, std::nullopt},
-      {"FLOAT8E5M2FNUZ", 8, std::nullopt},
-      {"UINT4", 4, std::nullopt},
-      {"INT4", 4, std::nullopt},
-      {"FLOAT4E2M1", 4, std::nullopt},
+      {"BFLOAT16", 16, DataType::bfloat16()},
+      {"FLOAT8E4M3FN", 8, DataType::float8_e4m3fn()},
+      {"FLOAT8E4M3FNUZ", 8, DataType::float8_e4m3fnuz()},
+      {"FLOAT8E5M2", 8, DataType::float8_e5m2()},
+      {"FLOAT8E5M2FNUZ", 8, DataType::float8_e5m2fnuz()},
+      {"UINT4", 4, DataType::uint4()},
+      {"INT4", 4, DataType::int4()},
+      {"FLOAT4E2M1", 4, DataType::float4_e2m1fn()},
       {"FLOAT8E8M0", 8, std::nullopt},
-      {"UINT2", 2, std::nullopt},
-      {"INT2", 2, std::nullopt},
+      {"UINT2", 2, DataType::uint2()},
+      {"INT2", 2, DataType::int2()},
       {"FLOAT6E2M3", 6, std::nullopt},
       {"FLOAT6E3M2", 6, std::nullopt},
   }};
@@ -82,8 +82,9 @@ DataType anvil_dtype_or_throw(int32_t code, std::string_view what) {
   }
   if (auto dt = anvil_dtype(code)) return *dt;
   not_implemented_error(what, ": data type ", onnx_dtype_name(code),
-                        " is not supported; supported: FLOAT, FLOAT16, DOUBLE, INT8, INT16, INT32, INT64, "
-                        "UINT8, UINT16, UINT32, UINT64, BOOL");
+                        " is not supported; supported: FLOAT, FLOAT16, DOUBLE, BFLOAT16, INT8, INT16, INT32, INT64, "
+                        "UINT8, UINT16, UINT32, UINT64, BOOL, FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, "
+                        "FLOAT8E5M2FNUZ, INT4, UINT4, INT2, UINT2, FLOAT4E2M1");
 }
 
 std::string display_dtype_name(int32_t code) {

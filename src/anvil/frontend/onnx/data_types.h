@@ -25,8 +25,20 @@ bool is_known_onnx_dtype(int32_t code);
 // UNDEFINED and unknown codes. COMPLEX64 is 64 (both halves).
 int onnx_dtype_bits(int32_t code);
 
-// The Anvil dtype of a code Anvil computes with (FLOAT, FLOAT16, DOUBLE, INT8/16/32/64,
-// UINT8/16/32/64, BOOL); nullopt for the others (STRING, COMPLEX*, BFLOAT16, FLOAT8*, 4/2/6-bit).
+// The codes newer than the compiled onnx.proto (which stops at BFLOAT16 = 16).
+enum OnnxNewDtype : int32_t {
+  kOnnxFloat8E4M3FN = 17,
+  kOnnxFloat8E4M3FNUZ = 18,
+  kOnnxFloat8E5M2 = 19,
+  kOnnxFloat8E5M2FNUZ = 20,
+  kOnnxUInt4 = 21,
+  kOnnxInt4 = 22,
+  kOnnxFloat4E2M1 = 23,
+};
+
+// The Anvil dtype of a code Anvil computes with (FLOAT, FLOAT16, DOUBLE, BFLOAT16, INT2/4/8/16/32/64,
+// UINT2/4/8/16/32/64, BOOL, FLOAT8E4M3FN/E4M3FNUZ/E5M2/E5M2FNUZ, FLOAT4E2M1); nullopt for the
+// others (STRING, COMPLEX*, FLOAT8E8M0, FLOAT6*).
 std::optional<DataType> anvil_dtype(int32_t code);
 
 // The same, or throws: ValueError for UNDEFINED and unknown codes, NotImplementedError for a

@@ -28,12 +28,20 @@ TEST(OnnxDataTypes, SupportedCodesMapToAnvilDtypes) {
   EXPECT_EQ(anvil_dtype(TensorProto::BOOL), DataType::boolean());
   EXPECT_EQ(anvil_dtype(TensorProto::INT64), DataType::int64());
   EXPECT_EQ(anvil_dtype(TensorProto::UINT8), DataType::uint8());
-  EXPECT_EQ(anvil_dtype(TensorProto::BFLOAT16), std::nullopt);
+  EXPECT_EQ(anvil_dtype(TensorProto::BFLOAT16), DataType::bfloat16());
+  EXPECT_EQ(anvil_dtype(kOnnxFloat8E4M3FN), DataType::float8_e4m3fn());
+  EXPECT_EQ(anvil_dtype(kOnnxFloat8E5M2FNUZ), DataType::float8_e5m2fnuz());
+  EXPECT_EQ(anvil_dtype(kOnnxInt4), DataType::int4());
+  EXPECT_EQ(anvil_dtype(kOnnxUInt4), DataType::uint4());
+  EXPECT_EQ(anvil_dtype(kOnnxFloat4E2M1), DataType::float4_e2m1fn());
+  EXPECT_EQ(anvil_dtype(26), DataType::int2());
+  EXPECT_EQ(anvil_dtype(24), std::nullopt);  // FLOAT8E8M0
   EXPECT_EQ(anvil_dtype(TensorProto::STRING), std::nullopt);
   EXPECT_EQ(onnx_dtype_bits(22), 4);
   EXPECT_EQ(onnx_dtype_bits(TensorProto::COMPLEX128), 128);
   EXPECT_EQ(display_dtype_name(TensorProto::FLOAT), "float32");
-  EXPECT_EQ(display_dtype_name(19), "float8e5m2");
+  EXPECT_EQ(display_dtype_name(19), "float8_e5m2");
+  EXPECT_EQ(display_dtype_name(24), "float8e8m0");
 }
 
 TEST(OnnxDataTypes, OrThrowSaysWhatAndWhy) {

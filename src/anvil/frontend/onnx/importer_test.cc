@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "anvil/frontend/onnx/converters.h"
+#include "anvil/frontend/onnx/graph_inputs.h"
 #include "anvil/frontend/onnx/test_models.h"
 #include "anvil/graph/op_registry.h"
 #include "anvil/graph/printer.h"
@@ -314,18 +315,18 @@ TEST(OnnxImporter, UnsupportedDtypesNameTheTensor) {
   m.output("x");
   ErrorKind kind{};
   EXPECT_EQ(error_of([&] { m.import(); }, &kind),
-            "onnx: input 'x' has dtype complex64; supported: float32, float16, float64, int64, int32, int16, int8, uint64, uint32, uint16, uint8, bool");
+            std::string("onnx: input 'x' has dtype complex64; supported: ") + kSupportedDtypes);
   EXPECT_EQ(kind, ErrorKind::kNotImplemented);
   Model b;
   b.input("x", TensorProto::FLOAT, {"2"});
   TensorProto* w = b.g->add_initializer();
   w->set_name("w");
-  w->set_data_type(TensorProto::BFLOAT16);
+  w->set_data_type(24);  // FLOAT8E8M0
   w->add_dims(1);
   w->add_int32_data(1);
   b.output("x");
   EXPECT_EQ(error_of([&] { b.import(); }, &kind),
-            "onnx: initializer 'w' has dtype bfloat16; supported: float32, float16, float64, int64, int32, int16, int8, uint64, uint32, uint16, uint8, bool");
+            std::string("onnx: initializer 'w' has dtype float8e8m0; supported: ") + kSupportedDtypes);
   EXPECT_EQ(kind, ErrorKind::kNotImplemented);
 
   Model c;
@@ -333,13 +334,14 @@ TEST(OnnxImporter, UnsupportedDtypesNameTheTensor) {
   auto* attr = c.node("TestConst", {}, {"y"}, "c")->add_attribute();
   attr->set_name("value");
   attr->set_type(AttributeProto::TENSOR);
-  attr->mutable_t()->set_data_type(TensorProto::BFLOAT16);
+  attr->mutable_t()->set_data_type(24);
   attr->mutable_t()->add_dims(1);
   attr->mutable_t()->add_int32_data(1);
   c.output("y");
   EXPECT_EQ(error_of([&] { c.import(); }, &kind),
-            "onnx: node 'c' (TestConst, opset 17): unnamed tensor: data type BFLOAT16 is not supported; supported: "
-            "FLOAT, FLOAT16, DOUBLE, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, BOOL");
+            "onnx: node 'c' (TestConst, opset 17): unnamed tensor: data type FLOAT8E8M0 is not supported; supported: "
+            "FLOAT, FLOAT16, DOUBLE, BFLOAT16, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, BOOL, "
+            "FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ, INT4, UINT4, INT2, UINT2, FLOAT4E2M1");
   EXPECT_EQ(kind, ErrorKind::kNotImplemented);
 }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 #include "anvil/base/error.h"
 #include "anvil/frontend/onnx/data_types.h"
@@ -124,6 +125,16 @@ void copy_typed(const TensorProto& t, int32_t code, const std::string& label, vo
     case TensorProto::FLOAT16:
       narrow_into<uint16_t>(i32, dst, INT16_MIN, UINT16_MAX, label);
       return;
+    // bfloat16 and float8 values: the bit pattern, one per int32.
+    case TensorProto::BFLOAT16:
+      narrow_into<uint16_t>(i32, dst, 0, UINT16_MAX, label);
+      return;
+    case kOnnxFloat8E4M3FN:
+    case kOnnxFloat8E4M3FNUZ:
+    case kOnnxFloat8E5M2:
+    case kOnnxFloat8E5M2FNUZ:
+      narrow_into<uint8_t>(i32, dst, 0, UINT8_MAX, label);
+      return;
     case TensorProto::BOOL: {
       auto* out = static_cast<uint8_t*>(dst);
       for (int i = 0; i < i32.size(); ++i) out[i] = i32.Get(i) != 0;
@@ -132,6 +143,16 @@ void copy_typed(const TensorProto& t, int32_t code, const std::string& label, vo
     default:
       ANVIL_ICHECK(false, "copy_typed: dtype ", code, " passed the supported-dtype check");
   }
+}
+
+// The sub-byte types (int4, uint4, int2, uint2, float4e2m1) come packed, element 0 in the lowest
+// bits of byte 0; Anvil keeps one element per byte, in its low bits (runtime/data_type.h).
+void unpack_sub_byte(const uint8_t* packed, int64_t numel, int bits, void* dst) {
+  auto* out = static_cast<uint8_t*>(dst);
+  const int per_byte = 8 / bits;
+  const uint8_t mask = static_cast<uint8_t>((1 << bits) - 1);
+  for (int64_t i = 0; i < numel; ++i)
+    out[i] = static_cast<uint8_t>(packed[i / per_byte] >> (bits * (i % per_byte))) & mask;
 }
 
 // Booleans must be 0 or 1 in memory; raw bytes may hold any non-zero value for true.
@@ -196,6 +217,35 @@ Tensor tensor_from_proto(const TensorProto& tensor, const fs::path& base_dir) {
     }
   }
 
+  const int proto_bits = onnx_dtype_bits(code);
+  if (proto_bits < 8) {
+    // Packed: raw_data, external data or int32_data (one packed byte per value) hold
+    // ceil(numel * bits / 8) bytes.
+    const uint64_t packed_bytes = (static_cast<uint64_t>(numel) * static_cast<uint64_t>(proto_bits) + 7) / 8;
+    std::vector<uint8_t> packed(packed_bytes);
+    uint64_t got = 0;
+    const char* where = "int32_data";
+    if (external) {
+      ExternalDataRef ref = resolve_external_data(tensor, base_dir);
+      got = ref.length;
+      where = "external data";
+      if (got == packed_bytes) read_external_data(ref, tensor.name(), packed.data());
+    } else if (tensor.has_raw_data()) {
+      got = tensor.raw_data().size();
+      where = "raw_data";
+      if (got == packed_bytes) std::memcpy(packed.data(), tensor.raw_data().data(), packed_bytes);
+    } else {
+      got = static_cast<uint64_t>(tensor.int32_data_size());
+      if (got == packed_bytes) narrow_into<uint8_t>(tensor.int32_data(), packed.data(), 0, UINT8_MAX, label);
+    }
+    if (got != packed_bytes) {
+      value_error(label, " (", dt, ", shape ", shape_to_string(shape), "): ", where, " holds ", got,
+                  " bytes; expected ", packed_bytes, " (", numel, " elements packed ", 8 / proto_bits, " per byte)");
+    }
+    Tensor out = Tensor::empty(std::span<const int64_t>(shape), dt);
+    unpack_sub_byte(packed.data(), numel, proto_bits, out.data());
+    return out;
+  }
   if (external) {
     ExternalDataRef ref = resolve_external_data(tensor, base_dir);
     if (ref.length != nbytes) bytes_mismatch(label, shape, dt, "external data", ref.length, numel);

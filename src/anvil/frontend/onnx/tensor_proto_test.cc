@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "anvil/base/error.h"
+#include "anvil/frontend/onnx/data_types.h"
 #include "anvil/frontend/onnx/test_models.h"
 
 namespace anvil::frontend::onnx {
@@ -86,8 +87,13 @@ void fill_typed(TensorProto* t, int32_t code, const std::string& bytes, int64_t 
         t->add_int32_data(element<uint16_t>(bytes, i));
         break;
       case TensorProto::FLOAT16:
+      case TensorProto::BFLOAT16:
         t->add_int32_data(element<uint16_t>(bytes, i));
         break;
+      case kOnnxFloat8E4M3FN:
+      case kOnnxFloat8E4M3FNUZ:
+      case kOnnxFloat8E5M2:
+      case kOnnxFloat8E5M2FNUZ:
       case TensorProto::UINT8:
       case TensorProto::BOOL:
         t->add_int32_data(element<uint8_t>(bytes, i));
@@ -171,7 +177,11 @@ INSTANTIATE_TEST_SUITE_P(
         DtypeCase{TensorProto::UINT8, DataType::uint8()}, DtypeCase{TensorProto::INT16, DataType::int16()},
         DtypeCase{TensorProto::UINT16, DataType::uint16()}, DtypeCase{TensorProto::INT32, DataType::int32()},
         DtypeCase{TensorProto::INT64, DataType::int64()}, DtypeCase{TensorProto::UINT32, DataType::uint32()},
-        DtypeCase{TensorProto::UINT64, DataType::uint64()}, DtypeCase{TensorProto::BOOL, DataType::boolean()}),
+        DtypeCase{TensorProto::UINT64, DataType::uint64()}, DtypeCase{TensorProto::BOOL, DataType::boolean()},
+        // bit patterns, any of them (NaNs included) kept as they are
+        DtypeCase{TensorProto::BFLOAT16, DataType::bfloat16()}, DtypeCase{kOnnxFloat8E4M3FN, DataType::float8_e4m3fn()},
+        DtypeCase{kOnnxFloat8E4M3FNUZ, DataType::float8_e4m3fnuz()}, DtypeCase{kOnnxFloat8E5M2, DataType::float8_e5m2()},
+        DtypeCase{kOnnxFloat8E5M2FNUZ, DataType::float8_e5m2fnuz()}),
     case_name);
 
 TEST(TensorProto, ZeroDimTensorHoldsOneElement) {
@@ -213,11 +223,8 @@ TEST(TensorProto, UnsupportedDtypesAreNotImplementedAndNamed) {
   for (auto [code, name] : std::vector<std::pair<int32_t, std::string>>{{TensorProto::STRING, "STRING"},
                                                                         {TensorProto::COMPLEX64, "COMPLEX64"},
                                                                         {TensorProto::COMPLEX128, "COMPLEX128"},
-                                                                        {TensorProto::BFLOAT16, "BFLOAT16"},
-                                                                        {17, "FLOAT8E4M3FN"},
-                                                                        {19, "FLOAT8E5M2"},
-                                                                        {22, "INT4"},
-                                                                        {23, "FLOAT4E2M1"}}) {
+                                                                        {24, "FLOAT8E8M0"},
+                                                                        {27, "FLOAT6E2M3"}}) {
     TensorProto proto = make_tensor("q", code, {1});
     proto.set_raw_data("\x01\x02", 2);
     ErrorKind kind{};
@@ -226,6 +233,37 @@ TEST(TensorProto, UnsupportedDtypesAreNotImplementedAndNamed) {
     EXPECT_NE(msg.find("tensor 'q'"), std::string::npos) << msg;
     EXPECT_NE(msg.find("data type " + name + " is not supported"), std::string::npos) << msg;
   }
+}
+
+// int4 / uint4 / int2 / uint2 / float4e2m1 come packed (element 0 in the low bits of byte 0) and
+// are kept one per byte, in the low bits.
+TEST(TensorProto, SubByteTypesAreUnpackedOnePerByte) {
+  TensorProto i4 = make_tensor("q", kOnnxInt4, {5});
+  i4.set_raw_data("\x21\xf3\x08", 3);  // 1, 2, 3, -1 (0xf), -8 (0x8)
+  Tensor t = tensor_from_proto(i4);
+  EXPECT_EQ(t.dtype(), DataType::int4());
+  EXPECT_EQ(tensor_bytes(t), std::string("\x01\x02\x03\x0f\x08", 5));
+
+  TensorProto u4 = make_tensor("u", kOnnxUInt4, {3});
+  u4.add_int32_data(0xa5);  // int32_data: one packed byte per value
+  u4.add_int32_data(0x0c);
+  EXPECT_EQ(tensor_bytes(tensor_from_proto(u4)), std::string("\x05\x0a\x0c", 3));
+
+  TensorProto i2 = make_tensor("p", 26, {5});  // INT2
+  i2.set_raw_data("\xe4\x03", 2);               // 0, 1, 2, 3 | 3
+  EXPECT_EQ(tensor_bytes(tensor_from_proto(i2)), std::string("\x00\x01\x02\x03\x03", 5));
+
+  TensorProto f4 = make_tensor("f", kOnnxFloat4E2M1, {2});
+  f4.set_raw_data("\x9f", 1);
+  Tensor ft = tensor_from_proto(f4);
+  EXPECT_EQ(ft.dtype(), DataType::float4_e2m1fn());
+  EXPECT_EQ(tensor_bytes(ft), std::string("\x0f\x09", 2));
+
+  TensorProto bad = make_tensor("w4", kOnnxInt4, {2, 3});
+  bad.set_raw_data("\x01\x02", 2);
+  std::string msg = testing::error_of([&] { tensor_from_proto(bad); });
+  EXPECT_NE(msg.find("tensor 'w4'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("raw_data holds 2 bytes; expected 3 (6 elements packed 2 per byte)"), std::string::npos) << msg;
 }
 
 TEST(TensorProto, UndefinedAndUnknownDtypesAreValueErrors) {
