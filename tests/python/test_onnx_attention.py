@@ -230,3 +230,30 @@ def test_linear_attention_matches_numpy(name):
     for i, (o, w) in enumerate(zip(got, want)):
         assert o.dtype == dtype and o.shape == w.shape, f"{name} output {i}: {o.dtype} {o.shape}, expected {w.shape}"
         np.testing.assert_allclose(o.astype(np.float64), w, rtol=tol, atol=tol, err_msg=f"{name} output {i} (seed {SEED})")
+
+
+@pytest.mark.parametrize("total", [7, 4])
+def test_function_body_pads_the_mask_to_a_symbolic_total_length(total):
+    # Attention's function body: Pad(mask, [0, T - L], -inf, axes=[-1]) with T a symbolic dim
+    # (the importer pads by amounts known only as dims; 0 when T == L).
+    require(O is not None, "pip package onnx (scripts/setup.sh)")
+    require(hasattr(anvil, "frontend"), "anvil.frontend (the ONNX importer)")
+    h, T = O.helper, O.TensorProto
+    nodes = [h.make_node("Shape", ["k"], ["total"], start=-2, end=-1), h.make_node("Shape", ["mask"], ["len"], start=-1),
+             h.make_node("Sub", ["total", "len"], ["missing"]), h.make_node("Concat", ["zero", "missing"], ["pads"], axis=0),
+             h.make_node("Pad", ["mask", "pads", "neg_inf", "last"], ["y"])]
+    inits = [O.numpy_helper.from_array(np.array([0], np.int64), "zero"),
+             O.numpy_helper.from_array(np.array([-1], np.int64), "last"),
+             O.numpy_helper.from_array(np.array(-np.inf, np.float32), "neg_inf")]
+    g = h.make_graph(nodes, "t", [h.make_tensor_value_info("mask", T.FLOAT, [3, "L"]),
+                                  h.make_tensor_value_info("k", T.FLOAT, [1, "T", 8])],
+                     [h.make_tensor_value_info("y", T.FLOAT, None)], initializer=inits)
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", 18)])
+    model.ir_version = 8
+    rng = np.random.default_rng([SEED, 200 + total])
+    mask, k = rng.uniform(-1, 1, (3, 4)).astype(np.float32), np.zeros((1, total, 8), np.float32)
+    exe = anvil.compile(anvil.frontend.from_onnx(model), "llvm")
+    got = anvil.runtime.VirtualMachine(exe, anvil.cpu())["main"](mask, k)
+    got = got.numpy() if hasattr(got, "numpy") else np.asarray(got)
+    want = np.concatenate([mask, np.full((3, total - 4), -np.inf, np.float32)], axis=1)
+    np.testing.assert_array_equal(got, want)

@@ -253,6 +253,37 @@ TEST(OnnxConvertElementwise, SymbolicKnownValuesDecideComparisonsAndShapeAnExpan
   EXPECT_EQ(result_type(mod), "Tensor[(N, 4), float32]");
 }
 
+TEST(OnnxConvertElementwise, LayerNormFunctionBodyShapesStaySymbolic) {
+  // LayerNormalization's function body at axis -2 on x: [N, S, 4, 5]: the statistics' shape is
+  // Concat(Slice(Shape(x), 0, axis), ConstantOfShape(Neg(axis)) of ones) = (N, S, 1, 1).
+  Model m;
+  m.input("x", TensorProto::FLOAT, {"N", "S", "4", "5"});
+  m.init_i64("zero", {0});
+  m.init_i64("axis", {-2});
+  m.node("Shape", {"x"}, {"xs"});
+  m.node("Size", {"xs"}, {"rank"});
+  m.node("Slice", {"xs", "zero", "axis"}, {"prefix"});
+  m.node("Neg", {"axis"}, {"reduced"});
+  NodeProto* ones = m.node("ConstantOfShape", {"reduced"}, {"suffix"});
+  auto* value = ones->add_attribute();
+  value->set_name("value");
+  value->set_type(AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(TensorProto::INT64);
+  value->mutable_t()->add_dims(1);
+  value->mutable_t()->add_int64_data(1);
+  attr_int(m.node("Concat", {"prefix", "suffix"}, {"stats_shape"}), "axis", 0);
+  attr_int(m.node("Flatten", {"x"}, {"x2"}), "axis", -2);
+  attr_ints(m.node("ReduceMean", {"x2"}, {"mean2"}), "axes", {1});
+  m.node("Reshape", {"mean2", "stats_shape"}, {"mean"});
+  m.node("Reshape", {"x2", "xs"}, {"y"});
+  m.output("mean");
+  m.output("y");
+  graph::IRModule mod = m.import();
+  // (negative of the constant axis is emitted too; fold_constant takes it later.)
+  EXPECT_EQ(calls_of(mod), (Calls{"negative", "reshape", "mean{axes=[1], keepdims=1}", "reshape", "reshape"}));
+  EXPECT_EQ(result_type(mod), "Tuple[Tensor[(N, S, 1, 1), float32], Tensor[(N, S, 4, 5), float32]]");
+}
+
 TEST(OnnxConvertElementwise, CastOfASmallIntegerConstantToFloatFolds) {
   // The window functions' expansion: Range(0, Cast(size, float), 1) needs its limit at import.
   Model m(17);

@@ -1,7 +1,8 @@
 // Converters of ops that take parts of a tensor or rearrange it: Slice (attributes before
 // opset 10, inputs after; negative steps), Split (split attribute before 13, input after,
 // num_outputs in 18; equal parts without either), Transpose, Tile, Pad (attributes before 11,
-// inputs after, axes in 18). Slice and Split of known 1-d values stay known.
+// inputs after, axes in 18; constant mode also by amounts known only as dims). Slice and Split
+// of known 1-d values stay known.
 #include "anvil/frontend/onnx/convert_transform_util.h"
 #include "anvil/graph/ops/transform.h"
 #include "anvil/graph/type.h"
@@ -107,6 +108,48 @@ std::vector<Expr> convert_tile(ImportContext& ctx) {
   return {ctx.emit("tile", {ctx.input(0)}, {{"reps", AttrValue::ints(ctx.const_ints(1, "repeats"))}})};
 }
 
+// Pad in constant mode by amounts known only as dims (the Attention function's mask padded to
+// the total length: pads = [0, total - mask_len]): blocks of the value concatenated on each side.
+std::optional<Expr> pad_symbolic(ImportContext& ctx, const Expr& x, const std::string& mode) {
+  std::optional<Values> pads = ctx.known_values(1);
+  if (!pads || ctx.constant_input(1)) return std::nullopt;
+  const int n = x.type().ndim();
+  std::vector<int64_t> axes;
+  if (ctx.has_input(3)) axes = ctx.const_ints(3, "axes");
+  else
+    for (int a = 0; a < n; ++a) axes.push_back(a);
+  if (pads->size() != 2 * axes.size()) ctx.bad_model(str_cat("pads has ", pads->size(), " entries for ", axes.size(), " axes"));
+  if (mode != "constant") ctx.unsupported(str_cat("Pad mode '", mode, "' by amounts known only as dims"));
+  Expr value;
+  if (ctx.has_input(2)) value = ctx.input(2);
+  if (!value.defined() || value.type().dtype() != x.type().dtype()) {
+    if (!value.defined()) value = ctx.constant(float_tensor({}, {0.0}));
+    value = ctx.emit("cast", {value}, {{"dtype", x.type().dtype()}});
+  }
+  Expr out = x;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t a = axes[i] < 0 ? axes[i] + n : axes[i];
+    if (a < 0 || a >= n) ctx.bad_model(str_cat("axis ", axes[i], " is out of range for rank ", n));
+    Expr side[2];  // the blocks before and after x (undefined for a 0 pad)
+    for (int k = 0; k < 2; ++k) {
+      PrimExpr amount = graph::dim_expr((*pads)[i + k * axes.size()]);
+      std::optional<int64_t> c = ir::as_const_int(amount);
+      if (c && *c < 0) ctx.unsupported("negative pads (cropping) together with amounts known only as dims");
+      if (c && *c == 0) continue;
+      Values shape = out.type().shape();
+      shape[static_cast<size_t>(a)] = amount;
+      side[k] = ctx.emit("broadcast_to", {value, graph::ShapeExpr::make(shape)});
+    }
+    if (!side[0].defined() && !side[1].defined()) continue;
+    std::vector<Expr> args;
+    if (side[0].defined()) args.push_back(side[0]);
+    args.push_back(out);
+    if (side[1].defined()) args.push_back(side[1]);
+    out = ctx.emit("concat", args, {{"axis", a}});
+  }
+  return out;
+}
+
 std::vector<Expr> convert_pad(ImportContext& ctx) {
   Expr x = ctx.input(0);
   int n = x.type().ndim();
@@ -119,6 +162,7 @@ std::vector<Expr> convert_pad(ImportContext& ctx) {
     pads = ctx.attr_ints(ctx.has_attr("pads") ? "pads" : "paddings");
     value = ctx.attr_float("value", 0.0);
   } else {
+    if (std::optional<Expr> y = pad_symbolic(ctx, x, mode)) return {*y};
     pads = ctx.const_ints(1, "pads");
     if (ctx.has_input(2)) {
       // A constant value becomes the attribute; any other is the kernel's run-time argument.

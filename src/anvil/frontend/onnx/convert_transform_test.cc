@@ -4,6 +4,8 @@
 // Unsqueeze; result types of the other converters.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "anvil/frontend/onnx/importer.h"
 #include "anvil/frontend/onnx/test_models.h"
 #include "anvil/graph/printer.h"
@@ -272,6 +274,30 @@ TEST(OnnxTransformConverters, SliceWithASymbolicEndFromAShapeChain) {
   m.node("Slice", {"pos", "zero", "seq", "one"}, {"p"});
   EXPECT_EQ(m.type_of("seq"), "Tensor[(1,), int64]");
   EXPECT_EQ(m.type_of("p"), "Tensor[(1, S), int64]");
+}
+
+TEST(OnnxTransformConverters, PadByAmountsKnownOnlyAsDims) {
+  // Attention's function body pads its mask to the total length: pads = [0, T - L] on axis -1.
+  Model m(18);
+  m.input("mask", TensorProto::FLOAT, {"4", "L"});
+  m.input("k", TensorProto::FLOAT, {"N", "T", "8"});
+  m.ints("zero", {0});
+  m.ints("last", {-1});
+  m.floats("neg_inf", {-INFINITY});
+  NodeProto* total = m.node("Shape", {"k"}, {"total"});
+  attr_int(total, "start", -2);
+  attr_int(total, "end", -1);
+  attr_int(m.node("Shape", {"mask"}, {"len"}), "start", -1);
+  m.node("Sub", {"total", "len"}, {"missing"});
+  attr_int(m.node("Concat", {"zero", "missing"}, {"pads"}), "axis", 0);
+  m.node("Pad", {"mask", "pads", "neg_inf", "last"}, {"p"});
+  // pads on both sides of axis 0 by N and 1: blocks before and after.
+  attr_int(m.node("Shape", {"k"}, {"n"}), "end", 1);
+  m.ints("one", {1});
+  attr_int(m.node("Concat", {"n", "zero", "one", "zero"}, {"pads2"}), "axis", 0);
+  m.node("Pad", {"mask", "pads2"}, {"q"});
+  EXPECT_EQ(m.type_of("p"), "Tensor[(4, T), float32]");
+  EXPECT_EQ(m.type_of("q"), "Tensor[(N + 5, L), float32]");
 }
 
 }  // namespace
