@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <optional>
 
 #include "anvil/runtime/data_type.h"
@@ -34,12 +35,24 @@ struct MinifloatFormat {
       default: return all;
     }
   }
-  // The largest finite value (448 for float8_e4m3fn, 57344 for float8_e5m2, 6 for float4).
-  double max_finite() const {
-    int code = max_finite_code();
-    int man = code & ((1 << man_bits) - 1);
-    return std::ldexp(1.0 + std::ldexp(man, -man_bits), (code >> man_bits) - bias);
+  // The value of a bit pattern on the host (import-time constants; the generated code converts
+  // with integer operations, codegen_llvm_lowp.cc).
+  double decode(uint32_t code) const {
+    const int n = bits();
+    const bool neg = (code >> (n - 1)) & 1;
+    const uint32_t mag = code & ((1u << (n - 1)) - 1);
+    const int exp = static_cast<int>(mag >> man_bits);
+    const uint32_t man = mag & ((1u << man_bits) - 1);
+    const bool nan = (top == kIeee && exp == (1 << exp_bits) - 1 && man != 0) ||
+                     (top == kAllOnesNan && mag == (1u << (n - 1)) - 1) || (top == kNegZeroNan && neg && mag == 0);
+    if (nan) return std::nan("");
+    double v = top == kIeee && exp == (1 << exp_bits) - 1 ? HUGE_VAL
+               : exp == 0                                ? std::ldexp(man, 1 - bias - man_bits)
+                                                         : std::ldexp(1.0 + std::ldexp(man, -man_bits), exp - bias);
+    return neg ? -v : v;
   }
+  // The largest finite value (448 for float8_e4m3fn, 57344 for float8_e5m2, 6 for float4).
+  double max_finite() const { return decode(static_cast<uint32_t>(max_finite_code())); }
 };
 
 inline std::optional<MinifloatFormat> minifloat_format(DataType t) {

@@ -7,6 +7,7 @@
 
 #include "anvil/frontend/onnx/proto.h"
 #include "anvil/graph/type.h"
+#include "anvil/ir/minifloat.h"
 #include "anvil/ir/structural_equal.h"
 
 #include "anvil/frontend/onnx/convert_transform_util.h"
@@ -51,6 +52,12 @@ double tensor_element(const Tensor& t, int64_t i) {
     return (h & 0x8000) ? -v : v;
   }
   if (d == DataType::boolean()) return static_cast<const uint8_t*>(p)[i] != 0;
+  if (d.is_sub_byte_int()) {  // one per byte, in the low bits (runtime/data_type.h)
+    int v = static_cast<const uint8_t*>(p)[i] & ((1 << d.bits()) - 1);
+    return d.is_int() && v >= 1 << (d.bits() - 1) ? v - (1 << d.bits()) : v;
+  }
+  if (std::optional<ir::MinifloatFormat> f = ir::minifloat_format(d))
+    return f->decode(d.bits() == 16 ? static_cast<const uint16_t*>(p)[i] : static_cast<const uint8_t*>(p)[i]);
   not_implemented_error("reading an element of a ", d, " tensor at import");
 }
 
