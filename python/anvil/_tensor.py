@@ -52,14 +52,14 @@ def _low_precision_bits(array, name):
     raw = _LOW_PRECISION[name]
     array = np.asarray(array)
     if array.dtype.name == name:
-        return np.ascontiguousarray(array).view(raw)
+        return np.asarray(array, order="C").view(raw)
     if array.dtype.name == raw:
         return array
     if _ml_dtypes is not None:
         return array.astype(getattr(_ml_dtypes, name)).view(raw)
     if name != "bfloat16":
         raise TypeError(f"converting to {name} needs the ml_dtypes package (or pass the raw bits as {raw})")
-    bits = np.ascontiguousarray(array, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    bits = np.asarray(array, dtype=np.float32, order="C").view(np.uint32).astype(np.uint64)
     rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
     nan = np.isnan(np.asarray(array, dtype=np.float32))
     return np.where(nan, 0x7FC0, rounded).astype(np.uint16)
@@ -115,7 +115,7 @@ def tensor(data, device=None, dtype=None):
     if name in _LOW_PRECISION:
         bits = _low_precision_bits(source, name)
         out = _ffi.empty(bits.shape, name, dev)
-        out.view(dtype=_LOW_PRECISION[name])._copy_from(np.ascontiguousarray(bits))
+        out.view(dtype=_LOW_PRECISION[name])._copy_from(np.asarray(bits, order="C"))
         return out
     else:
         array = np.asarray(data.numpy() if isinstance(data, Tensor) else data, dtype=name)

@@ -159,6 +159,8 @@ def test_low_precision_types_round_trip_ml_dtypes_arrays(name):
     # float sources are converted as ml_dtypes converts them (to nearest even)
     u = anvil.empty(values.shape, name).copyfrom(values)
     np.testing.assert_array_equal(u.numpy().astype(np.float32), array.astype(np.float32))
+    scalar = anvil.tensor(array[3])  # 0-d stays 0-d
+    assert scalar.shape == () and scalar.numpy().astype(np.float32) == array[3].astype(np.float32)
 
 
 def test_view_shares_memory_and_checks_size(make_random):
