@@ -49,7 +49,7 @@ ConvAttrs conv_attrs(const graph::CallNode& call) {
 PrimExpr clamp(const PrimExpr& v, const PrimExpr& hi) { return ir::min(ir::max(v, 0), hi - 1); }
 
 // data with zeros around each plane (the data itself when there is no padding).
-te::Tensor pad_planes(const te::Tensor& data, const ConvAttrs& c) {
+te::Tensor pad_planes(const te::Tensor& data, const ConvAttrs& c, const std::string& name = "padded") {
   if (c.pt == 0 && c.pl == 0 && c.pb == 0 && c.pr == 0) return data;
   const PrimExpr H = data.shape()[2], W = data.shape()[3];
   DataType dt = data.dtype();
@@ -60,7 +60,7 @@ te::Tensor pad_planes(const te::Tensor& data, const ConvAttrs& c) {
         PrimExpr inside = y >= c.pt && y < H + c.pt && x >= c.pl && x < W + c.pl;
         return ir::select(inside, data(n, ch, clamp(y - c.pt, H), clamp(x - c.pl, W)), ir::make_zero(dt));
       },
-      "padded");
+      name);
 }
 
 int64_t packed_block_of(const graph::CallNode& call) {
@@ -110,6 +110,25 @@ std::vector<te::Tensor> conv2d_compute(const graph::CallNode& call, const std::v
         "conv2d")};
   }
   const PrimExpr og = ir::floordiv(O, c.groups);
+  // Strided columns (MobileNetV2's stride-2 depthwise): the padded planes split once into sw
+  // column phases, phases[n, c, y, p, j] = padded[n, c, y, j*sw + p], so that each tap reads a
+  // contiguous run along the output row (x*sw + off = (x + off/sw)*sw + off%sw) instead of a
+  // stride-sw gather per tap. It takes the name "padded" (the schedule computes it whole); the
+  // zero-padded planes are inlined into it.
+  te::Tensor phases;
+  if (c.sw > 1) {
+    te::Tensor plain = pad_planes(data, c, "padded_plain");
+    const PrimExpr Wp = plain.shape()[3];
+    phases = te::compute(
+        {plain.shape()[0], plain.shape()[1], plain.shape()[2], c.sw, ir::floordiv(Wp + (c.sw - 1), c.sw)},
+        [&](const std::vector<Var>& i) { return plain(i[0], i[1], i[2], ir::min(i[4] * c.sw + i[3], Wp - 1)); },
+        "padded");
+  }
+  auto read = [&](const PrimExpr& n, const PrimExpr& ch, const PrimExpr& yy, const Var& x) {
+    if (!phases.defined()) return padded(n, ch, yy, x * c.sw + rx * c.dw);
+    PrimExpr off = PrimExpr(rx) * c.dw;
+    return phases(n, ch, yy, ir::floormod(off, c.sw), x + ir::floordiv(off, c.sw));
+  };
   // float16/bfloat16 accumulate in float32 (as ONNX Runtime and the reference do), rounded once
   // in a cast stage the schedule takes as the anchor's epilogue.
   const DataType acc = compute_dtype(data.dtype());
@@ -117,7 +136,7 @@ std::vector<te::Tensor> conv2d_compute(const graph::CallNode& call, const std::v
       oshape,
       [&](Var n, Var o, Var y, Var x) {
         PrimExpr ch = c.groups == 1 ? PrimExpr(rc) : ir::floordiv(o, og) * Cg + rc;
-        return te::sum(convert(acc, padded(n, ch, y * c.sh + ry * c.dh, x * c.sw + rx * c.dw)) *
+        return te::sum(convert(acc, read(n, ch, y * c.sh + ry * c.dh, x)) *
                            convert(acc, w_at(o, rc, ry, rx)),
                        {rc, ry, rx});
       },

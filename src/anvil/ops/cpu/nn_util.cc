@@ -44,6 +44,13 @@ int vector_factor(const ir::PrimExpr& extent, int lanes) {
   return f;
 }
 
+int row_vector_factor(const ir::PrimExpr& extent, int lanes) {
+  if (std::optional<int64_t> c = ir::as_const_int(extent))
+    for (int f = lanes; f >= std::max(4, lanes / 2); --f)
+      if (*c % f == 0) return f;
+  return vector_factor(extent, lanes);
+}
+
 te::IterVar fuse_all_parallel(te::Stage& st, const std::vector<te::IterVar>& axes) {
   te::IterVar fused = axes[0];
   for (size_t i = 1; i < axes.size(); ++i) fused = st.fuse(fused, axes[i]);
@@ -55,7 +62,7 @@ void schedule_row_reduction(te::Schedule& s, const te::Tensor& out, const Target
   const int nd = out.ndim();
   te::Tensor local = s.cache_write(out, "local");
   te::Stage& st = s[out];
-  const int vf = vector_factor(out.shape()[nd - 1], lanes_for(target, out.dtype()));
+  const int vf = row_vector_factor(out.shape()[nd - 1], lanes_for(target, out.dtype()));
   std::vector<te::IterVar> lead;
   for (int i = 0; i + 1 < nd; ++i) lead.push_back(out.axis(i));
   te::IterVar row = out.axis(nd - 1);
@@ -97,7 +104,7 @@ void schedule_row_reduction(te::Schedule& s, const te::Tensor& out, const te::Te
   // An epilogue output: the reduction computed a vector of the row at a time inside its loop.
   const int nd = out.ndim();
   te::Stage& st = s[out];
-  const int vf = vector_factor(out.shape()[nd - 1], lanes_for(target, out.dtype()));
+  const int vf = row_vector_factor(out.shape()[nd - 1], lanes_for(target, out.dtype()));
   std::vector<te::IterVar> lead;
   for (int i = 0; i + 1 < nd; ++i) lead.push_back(out.axis(i));
   te::IterVar attach = out.axis(nd - 1);

@@ -27,9 +27,14 @@ int lanes_for(const Target& target, ir::DataType dtype);
 // (down to 4); 0 when even 4 does not fit (no vectorisation).
 int vector_factor(const ir::PrimExpr& extent, int lanes);
 
+// For a row computed a vector at a time into a local stage: the largest factor in [lanes/2, lanes]
+// (at least 4) dividing a static extent (56 -> 14 of 16 lanes), since a tail tile's local stage
+// gets a variable extent and is not vectorised; otherwise vector_factor.
+int row_vector_factor(const ir::PrimExpr& extent, int lanes);
+
 // `out` is a reduction over some axes whose last data axis is a contiguous output row (conv,
 // pool). Accumulates a vector of the row in a local stage: leading axes fused and parallel,
-// the row split by a vector factor, the reduction loops outside the vector lanes.
+// the row split by row_vector_factor, the reduction loops outside the vector lanes.
 void schedule_row_reduction(te::Schedule& s, const te::Tensor& out, const Target& target);
 // The same when `out` is an elementwise epilogue of the same shape over `reduction`: the
 // reduction's vector computed at the output's vector loop.
