@@ -7,6 +7,7 @@
 #include "anvil/base/error.h"
 #include "anvil/base/int_math.h"
 #include "anvil/ir/float16.h"
+#include "anvil/ir/minifloat.h"
 #include "anvil/ir/printer.h"
 
 namespace anvil::ir {
@@ -95,6 +96,7 @@ int64_t wrap_int(int64_t v, DataType t) {
 double round_float(double v, DataType t) {
   if (!t.is_float()) return v;
   if (t.code() == DataType::kBFloat) return t.bits() == 16 ? round_to_bfloat16(v) : v;
+  if (std::optional<MinifloatFormat> f = minifloat_format(element_of(t))) return f->round(v);  // float8, float4
   switch (t.bits()) {
     case 16: return round_to_half(v);
     case 32: return static_cast<double>(static_cast<float>(v));

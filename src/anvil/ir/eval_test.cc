@@ -59,6 +59,26 @@ TEST(Eval, FloatsCastsAndIntrinsics) {
   EXPECT_THROW(eval_int(cast(DataType::int32(), x), {{x, std::nan("")}}), Error);
 }
 
+// float8 / float4 (ir/minifloat.h) round like the generated code: nearest even, overflow to inf
+// (e5m2), NaN (e4m3fn, the fnuz types) or the largest value (float4); no -0 in the fnuz types.
+TEST(Eval, Float8AndFloat4Round) {
+  Var x("x", DataType::float32());
+  auto to = [&](DataType t, double v) { return eval_float(cast(DataType::float32(), cast(t, x)), {{x, v}}); };
+  EXPECT_EQ(to(DataType::float8_e4m3fn(), 3.3), 3.25);
+  EXPECT_EQ(to(DataType::float8_e4m3fn(), 464), 448.0);  // a tie: 448 is the even code
+  EXPECT_TRUE(std::isnan(to(DataType::float8_e4m3fn(), 465)));
+  EXPECT_EQ(to(DataType::float8_e4m3fn(), std::ldexp(1.0, -10)), 0.0);  // half the smallest subnormal: even
+  EXPECT_EQ(to(DataType::float8_e4m3fn(), std::ldexp(3.0, -11)), std::ldexp(1.0, -9));
+  EXPECT_EQ(to(DataType::float8_e5m2(), 61440), INFINITY);  // a tie with the step to inf
+  EXPECT_EQ(to(DataType::float8_e5m2(), -61439), -57344.0);
+  EXPECT_TRUE(std::isnan(to(DataType::float8_e5m2fnuz(), 1e6)));
+  EXPECT_FALSE(std::signbit(to(DataType::float8_e4m3fnuz(), -1e-9)));
+  EXPECT_TRUE(std::signbit(to(DataType::float8_e4m3fn(), -1e-9)));
+  EXPECT_EQ(to(DataType::float4_e2m1fn(), 0.75), 1.0);
+  EXPECT_EQ(to(DataType::float4_e2m1fn(), 100), 6.0);
+  EXPECT_EQ(to(DataType::float4_e2m1fn(), -5), -4.0);  // tie between 4 (even code) and 6
+}
+
 TEST(Eval, Float16AndBFloat16RoundAfterEveryOperation) {
   Var h("h", DataType::float16()), x("x", DataType::float32()), b("b", DataType::bfloat16());
   EXPECT_EQ(eval_float((h + 1) + 1, {{h, 2048.0}}), 2048.0);  // each + 1 ties back to even; double says 2050

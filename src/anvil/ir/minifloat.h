@@ -53,6 +53,28 @@ struct MinifloatFormat {
   }
   // The largest finite value (448 for float8_e4m3fn, 57344 for float8_e5m2, 6 for float4).
   double max_finite() const { return decode(static_cast<uint32_t>(max_finite_code())); }
+  // v rounded to this format on the host (constant folding), as the generated code rounds:
+  // through float32, then to nearest with ties to the even code; an overflow is inf (kIeee), NaN
+  // or the largest value (kFinite); NaN is NaN (kFinite: 0). A linear search: 8 bits at most.
+  double round(double v) const {
+    v = static_cast<float>(v);
+    if (std::isnan(v)) return top == kFinite ? 0.0 : v;
+    const uint32_t max_code = static_cast<uint32_t>(max_finite_code());
+    const double a = std::fabs(v), max = decode(max_code);
+    // The step above max (max + one ulp) rounds to overflow; ties go to the even code.
+    const double beyond = max + std::ldexp(1.0, static_cast<int>(max_code >> man_bits) - bias - man_bits);
+    uint32_t best = 0;
+    double best_diff = HUGE_VAL;
+    for (uint32_t c = 0; c <= max_code + 1; ++c) {
+      double d = std::fabs(a - (c <= max_code ? decode(c) : beyond));
+      if (d < best_diff || (d == best_diff && c % 2 == 0)) best = c, best_diff = d;
+    }
+    double r;
+    if (best <= max_code) r = decode(best);
+    else r = top == kIeee ? HUGE_VAL : top == kFinite ? max : std::nan("");
+    if (top == kNegZeroNan && r == 0) return 0.0;  // no -0
+    return std::signbit(v) ? -r : r;
+  }
 };
 
 inline std::optional<MinifloatFormat> minifloat_format(DataType t) {
