@@ -9,7 +9,10 @@
 //    symbolic extent and a guarded tail.
 //  - "conv2d_nchw_row.x86" (depthwise, few channels per group, symbolic spatial dims): one
 //    output row vector at a time accumulated in registers, the reduction (c, r, s) outside the
-//    vector, (batch, channel, row) in parallel.
+//    vector, (batch, channel, row) in parallel; strided columns read from stride phases of the
+//    padded planes (contiguous per tap).
+// nn.conv2d_transpose: the gather form vectorised along the output row, or, with stride equal
+// to the kernel, one tap per output computed along input rows and interleaved (transpose_by_taps).
 #include <algorithm>
 
 #include "anvil/base/error.h"
