@@ -116,9 +116,12 @@ inline constexpr const char* kCallFused = "call_fused";
 // "num_carried", name Functions of the IRModule; typed by them (no inference).
 inline constexpr const char* kCallIf = "if";
 inline constexpr const char* kCallLoop = "loop";
+// Shapes from values (graph/ops/data_dependent.cc): typed with fresh dims when built.
+inline constexpr const char* kNonZero = "nonzero";
+inline constexpr const char* kDynamicSlice = "dynamic_slice";
 // Calls whose type is given when they are built, not inferred from their arguments.
 inline bool call_keeps_type(const std::string& op) {
-  return op == kCallTIR || op == kCallFused || op == kCallIf || op == kCallLoop;
+  return op == kCallTIR || op == kCallFused || op == kCallIf || op == kCallLoop || op == kNonZero || op == kDynamicSlice;
 }
 
 struct Call {

@@ -6,6 +6,7 @@
 #include "anvil/base/error.h"
 #include "anvil/graph/builder.h"
 #include "anvil/graph/op_registry.h"
+#include "anvil/graph/ops/ops.h"
 #include "anvil/graph/printer.h"
 
 namespace anvil::graph {
@@ -99,6 +100,10 @@ class Verifier {
     }
     if (c.op() == kCallIf || c.op() == kCallLoop) {
       control_flow(c);
+      return;
+    }
+    if (c.op() == kNonZero || c.op() == kDynamicSlice) {
+      if (std::string why = ops::check_data_dependent_type(c); !why.empty()) report(why);
       return;
     }
     if (find_op(c.op()) == nullptr) {

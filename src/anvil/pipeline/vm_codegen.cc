@@ -159,18 +159,18 @@ class FunctionEmitter {
   // A control-flow result's dimensions that are Vars this function has not bound yet (a loop's
   // iteration count, an if whose branches differ in a dimension) are bound from its shape; the
   // others are checked. Tuple results: each field.
-  void bind_result_dims(Arg value, const graph::Type& t) {
+  void bind_result_dims(Arg value, const graph::Type& t, const std::string& what = "a control-flow result") {
     if (t.is_tuple()) {
       for (size_t k = 0; k < t.fields().size(); ++k) {
         if (!has_unbound_var(t.fields()[k])) continue;
         RegName r = new_reg();
         b_.emit_call("vm.builtin.tuple_getitem", {value, Arg::imm(static_cast<int64_t>(k))}, r);
-        bind_result_dims(Arg::reg(r), t.fields()[k]);
+        bind_result_dims(Arg::reg(r), t.fields()[k], what);
       }
       return;
     }
     if (!has_unbound_var(t)) return;
-    std::string ctx = str_cat(name_, ": a control-flow result");
+    std::string ctx = str_cat(name_, ": ", what);
     std::vector<Arg> args{value, heap_arg(), b_.int_arg(t.ndim())};
     for (const ir::PrimExpr& d : t.shape()) {
       const auto* v = d.as<ir::VarNode>();
@@ -324,6 +324,7 @@ class FunctionEmitter {
     if (op == "shape_to_tensor") return shape_to_tensor(call);
     if (op == graph::kCallIf) return emit_if(call);
     if (op == graph::kCallLoop) return emit_loop(call);
+    if (op == graph::kNonZero || op == graph::kDynamicSlice) return emit_data_dependent(call);
     value_error(name_, ": the call of graph operator '", op, "' was not lowered to a kernel (run lower_graph first)");
   }
 
@@ -411,6 +412,19 @@ class FunctionEmitter {
     b_.emit_call("vm.builtin.make_tuple", fields, result);
     bind_result_dims(Arg::reg(result), call.type());
     return Arg::reg(result);
+  }
+
+  // nonzero / dynamic_slice: a host builtin computes the result (its shape depends on values),
+  // whose fresh dims are then bound from it like a control-flow result's.
+  Arg emit_data_dependent(const graph::CallNode& call) {
+    std::vector<Arg> args;
+    for (const Expr& a : call.args()) args.push_back(emit_expr(a, -1));
+    if (call.op() == graph::kDynamicSlice)
+      args.push_back(Arg::constant(b_.add_constant(Value::shape(graph::get_ints(call.attrs(), "axes")))));
+    RegName out = new_reg();
+    b_.emit_call(str_cat("vm.builtin.", call.op()), args, out);
+    bind_result_dims(Arg::reg(out), call.type(), str_cat("the result of ", call.op()));
+    return Arg::reg(out);
   }
 
   // A static shape becomes an int64 constant; a symbolic one needs a builtin the VM lacks yet.

@@ -260,6 +260,22 @@ Expr scalar_constant(DataType dtype, int64_t value) {
   return graph::Constant::make(t);
 }
 
+// An iteration's carried value fits the loop's carried type: equal, or differing only where
+// that type has a symbolic dimension (the body's prologue binds it afresh each call).
+bool carried_fits(const Type& out, const Type& carried) {
+  if (graph::type_equal(out, carried)) return true;
+  if (!out.is_tensor() || !carried.is_tensor() || out.dtype() != carried.dtype() || !out.has_rank() ||
+      !carried.has_rank() || out.ndim() != carried.ndim())
+    return false;
+  for (int i = 0; i < out.ndim(); ++i) {
+    const ir::PrimExpr& c = carried.shape()[static_cast<size_t>(i)];
+    const ir::PrimExpr& o = out.shape()[static_cast<size_t>(i)];
+    std::optional<int64_t> a = ir::as_const_int(c), b = ir::as_const_int(o);
+    if (c.as<ir::VarNode>() == nullptr && !c.same_as(o) && !(a && b && *a == *b)) return false;
+  }
+  return true;
+}
+
 void convert_loop(ImportState& state, const NodeProto& node, const std::string& prefix) {
   const GraphProto& body = graph_attr(node, "body", prefix);
   if (node.input_size() < 2) value_error(prefix, ": Loop takes M, cond and the loop-carried values (", node.input_size(), " inputs)");
@@ -289,28 +305,51 @@ void convert_loop(ImportState& state, const NodeProto& node, const std::string& 
     carried_types.push_back(args.back().type());
   }
   Captured captured = capture(state, {&body}, prefix);
-  ImportState sub = sub_state(state);
-  // (iteration, cond, carried...) first, with the types the loop gives them; captured after.
-  sub.values[body.input(0).name()].expr = sub.builder.add_param(sanitize_name(body.input(0).name(), "iteration"),
-                                                               Type::tensor(std::vector<int64_t>{}, DataType::int64()));
-  sub.values[body.input(1).name()].expr =
-      sub.builder.add_param(sanitize_name(body.input(1).name(), "cond"), Type::tensor(std::vector<int64_t>{}, DataType::boolean()));
-  for (size_t k = 0; k < num_carried; ++k) {
-    const std::string& name = body.input(static_cast<int>(2 + k)).name();
-    sub.values[name].expr = sub.builder.add_param(sanitize_name(name), carried_types[k]);
-  }
-  std::vector<Expr> passed = add_captured(sub, captured, state);
-  args.insert(args.end(), passed.begin(), passed.end());
-  convert_body(sub, body, "body", prefix);
+  std::vector<Expr> passed;
   Type ret;
-  std::string name = finish_body(sub, body, node_hint(node) + "_body", prefix, &ret);
+  std::string name;
+  // The body, its carried values typed `carried_types`.
+  auto import_body = [&] {
+    ImportState sub = sub_state(state);
+    // (iteration, cond, carried...) first, with the types the loop gives them; captured after.
+    sub.values[body.input(0).name()].expr = sub.builder.add_param(sanitize_name(body.input(0).name(), "iteration"),
+                                                                 Type::tensor(std::vector<int64_t>{}, DataType::int64()));
+    sub.values[body.input(1).name()].expr = sub.builder.add_param(
+        sanitize_name(body.input(1).name(), "cond"), Type::tensor(std::vector<int64_t>{}, DataType::boolean()));
+    for (size_t k = 0; k < num_carried; ++k) {
+      const std::string& name = body.input(static_cast<int>(2 + k)).name();
+      sub.values[name].expr = sub.builder.add_param(sanitize_name(name), carried_types[k]);
+    }
+    passed = add_captured(sub, captured, state);
+    convert_body(sub, body, "body", prefix);
+    name = finish_body(sub, body, node_hint(node) + "_body", prefix, &ret);
+  };
+  import_body();
+  // A carried value whose dimensions an iteration changes (a slice by the iteration number):
+  // those dimensions become symbolic (bound per call and from the result) and the body is
+  // imported again with them.
+  {
+    std::vector<Type> outs = ret.is_tuple() ? ret.fields() : std::vector<Type>{ret};
+    bool widened = false;
+    int fresh = 0;
+    for (size_t k = 0; k < num_carried && 1 + k < outs.size(); ++k) {
+      if (graph::type_equal(outs[1 + k], carried_types[k])) continue;
+      std::optional<Type> u = unify(carried_types[k], outs[1 + k], node_hint(node) + "_carried", fresh);
+      if (u) carried_types[k] = *u, widened = true;
+    }
+    if (widened) {
+      state.functions->erase(name);
+      import_body();
+    }
+  }
+  args.insert(args.end(), passed.begin(), passed.end());
   std::vector<Type> outs = ret.is_tuple() ? ret.fields() : std::vector<Type>{ret};
   const Type& cond_out = outs[0];
   if (!cond_out.is_tensor() || cond_out.dtype() != DataType::boolean() || !cond_out.has_rank())
     value_error(prefix, ": the body's condition output is ", graph::to_string(cond_out), ", not a bool tensor");
   std::vector<Type> fields;
   for (size_t k = 0; k < num_carried; ++k) {
-    if (!graph::type_equal(outs[1 + k], carried_types[k]))
+    if (!carried_fits(outs[1 + k], carried_types[k]))
       not_implemented_error(prefix, ": loop-carried value '", body.output(static_cast<int>(1 + k)).name(), "' changes type from ",
                             graph::to_string(carried_types[k]), " to ", graph::to_string(outs[1 + k]),
                             " in an iteration; only loop-invariant types are supported");

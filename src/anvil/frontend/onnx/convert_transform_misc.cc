@@ -10,6 +10,7 @@
 #include "anvil/ir/minifloat.h"
 #include "anvil/ir/structural_equal.h"
 
+#include "anvil/frontend/onnx/convert_data_dependent.h"
 #include "anvil/frontend/onnx/convert_transform_util.h"
 
 namespace anvil::frontend::onnx {
@@ -112,14 +113,11 @@ std::vector<Expr> convert_scatter(ImportContext& ctx) {
   return {ctx.emit(nd ? "scatter_nd" : "scatter_elements", {ctx.input(0), ctx.input(1), ctx.input(2)}, attrs)};
 }
 
-// NonZero's output shape depends on the values: supported only for an input known at import.
-// At run time it would need a dim bound from a kernel's result, and the VM binds symbolic dims
-// only from main's arguments (its shape heap is filled in the prologue, before any kernel runs).
+// NonZero's output shape depends on the values: computed here for an input known at import,
+// else the VM's nonzero builtin at run time, which binds the count as a fresh dim.
 std::vector<Expr> convert_nonzero(ImportContext& ctx) {
   std::optional<Tensor> t = ctx.constant_input(0);
-  if (!t)
-    ctx.unsupported("NonZero of a value not known at import (its output shape depends on the data; the VM binds "
-                    "symbolic dims only from the inputs' shapes)");
+  if (!t) return {nonzero_at_run_time(ctx)};
   const std::vector<int64_t>& shape = t->shape();
   int64_t rank = static_cast<int64_t>(shape.size());
   std::vector<std::vector<int64_t>> coords(static_cast<size_t>(std::max<int64_t>(rank, 1)));

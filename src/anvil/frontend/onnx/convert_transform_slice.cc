@@ -3,6 +3,7 @@
 // num_outputs in 18; equal parts without either), Transpose, Tile, Pad (attributes before 11,
 // inputs after, axes in 18; constant mode also by amounts known only as dims). Slice and Split
 // of known 1-d values stay known.
+#include "anvil/frontend/onnx/convert_data_dependent.h"
 #include "anvil/frontend/onnx/convert_transform_util.h"
 #include "anvil/graph/ops/transform.h"
 #include "anvil/graph/type.h"
@@ -17,6 +18,8 @@ std::vector<Expr> convert_slice(ImportContext& ctx) {
     starts = ctx.attr_ints("starts"), ends = ctx.attr_ints("ends");
     axes = ctx.attr_ints("axes", std::vector<int64_t>{});
   } else {
+    // Starts/ends/steps known only at run time: the VM slices and binds the extents.
+    if (std::optional<Expr> y = slice_at_run_time(ctx)) return {*y};
     starts = ctx.const_ints(1, "starts");
     // Ends may be symbolic (x[:, :seq_len] from a Shape chain): those go in a ShapeExpr.
     std::optional<Values> e = ctx.known_values(2);

@@ -55,6 +55,7 @@ void register_storage_builtins();  // storage.cc
 void register_shape_builtins();    // shape.cc
 void register_data_builtins();     // data.cc
 void register_loop_builtins();     // loop.cc (what the bytecode of a graph loop calls)
+void register_data_dependent_builtins();  // data_dependent.cc (nonzero, dynamic_slice)
 
 // ---- Argument helpers -------------------------------------------------------------------------
 

@@ -126,6 +126,7 @@ void register_builtins() {
   register_shape_builtins();
   register_data_builtins();
   register_loop_builtins();
+  register_data_dependent_builtins();
 }
 
 }  // namespace anvil::vm

@@ -1,0 +1,86 @@
+// NonZero and Slice whose output shape depends on values known only at run time (see the header).
+#include "anvil/frontend/onnx/convert_data_dependent.h"
+
+#include "anvil/base/error.h"
+#include "anvil/frontend/onnx/import_state.h"
+#include "anvil/graph/type.h"
+
+namespace anvil::frontend::onnx {
+namespace {
+
+// A fresh dim named after the node's output (unique in its graph): the VM binds it by name.
+ir::PrimExpr fresh_dim(ImportContext& ctx, const std::string& suffix) {
+  return ir::PrimExpr(ir::size_var(str_cat(sanitize_name(ctx.node().output(0)), suffix)));
+}
+
+graph::Expr emit_typed(ImportContext& ctx, const std::string& op, std::vector<graph::Expr> args, graph::Attrs attrs,
+                       graph::Type type) {
+  return ctx.builder().emit(graph::Call::make(op, std::move(args), std::move(attrs), std::move(type)),
+                            sanitize_name(ctx.node().output(0)));
+}
+
+// An index input (starts/ends/steps) as a run-time 1-d int tensor of `count` values.
+graph::Expr index_input(ImportContext& ctx, int i, const char* what, int64_t* count) {
+  graph::Expr v = ctx.input(i);
+  const graph::Type& t = v.type();
+  if (!t.is_tensor() || !t.has_rank() || t.ndim() != 1 || !(t.dtype() == DataType::int64() || t.dtype() == DataType::int32()))
+    ctx.bad_model(str_cat("input ", i, " (", what, ") must be a 1-d int32 or int64 tensor, not ", graph::to_string(t)));
+  std::optional<int64_t> n = ir::as_const_int(t.dim(0));
+  if (!n) ctx.unsupported(str_cat("input ", i, " (", what, ") of a length known only at run time"));
+  if (*count >= 0 && *n != *count)
+    ctx.bad_model(str_cat("input ", i, " (", what, ") has ", *n, " values, expected ", *count));
+  *count = *n;
+  return v;
+}
+
+}  // namespace
+
+graph::Expr nonzero_at_run_time(ImportContext& ctx) {
+  graph::Expr x = ctx.input(0);
+  const graph::Type& t = x.type();
+  if (!t.is_tensor() || !t.has_rank()) ctx.unsupported("NonZero of a tensor of unknown rank");
+  int64_t rows = std::max(t.ndim(), 1);
+  return emit_typed(ctx, graph::kNonZero, {x}, {},
+                    graph::Type::tensor({ir::int_imm(rows), fresh_dim(ctx, "_nnz")}, DataType::int64()));
+}
+
+std::optional<graph::Expr> slice_at_run_time(ImportContext& ctx) {
+  bool steps_known = !ctx.has_input(4) || ctx.known_values(4);
+  if (ctx.known_values(1) && ctx.known_values(2) && steps_known) return std::nullopt;
+  graph::Expr x = ctx.input(0);
+  const graph::Type& xt = x.type();
+  if (!xt.is_tensor() || !xt.has_rank()) ctx.unsupported("Slice by run-time starts/ends of a tensor of unknown rank");
+  const int rank = xt.ndim();
+  int64_t count = -1;
+  graph::Expr starts = index_input(ctx, 1, "starts", &count);
+  graph::Expr ends = index_input(ctx, 2, "ends", &count);
+  std::vector<int64_t> axes;
+  if (ctx.has_input(3)) {
+    axes = ctx.const_ints(3, "axes");
+    if (static_cast<int64_t>(axes.size()) != count)
+      ctx.bad_model(str_cat("axes has ", axes.size(), " values for ", count, " starts"));
+  } else {
+    for (int64_t i = 0; i < count; ++i) axes.push_back(i);
+  }
+  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  for (int64_t& a : axes) {
+    if (a < 0) a += rank;
+    if (a < 0 || a >= rank) ctx.bad_model(str_cat("axis ", a, " is out of range for rank ", rank));
+    if (seen[static_cast<size_t>(a)]) ctx.bad_model(str_cat("axis ", a, " is repeated"));
+    seen[static_cast<size_t>(a)] = true;
+  }
+  graph::Expr steps;
+  if (ctx.has_input(4)) {
+    steps = index_input(ctx, 4, "steps", &count);
+  } else {
+    Tensor ones = Tensor::empty({count}, DataType::int64());
+    for (int64_t i = 0; i < count; ++i) static_cast<int64_t*>(ones.data())[i] = 1;
+    steps = ctx.constant(ones);
+  }
+  std::vector<ir::PrimExpr> dims = xt.shape();
+  for (int64_t a : axes) dims[static_cast<size_t>(a)] = fresh_dim(ctx, str_cat("_d", a));
+  return emit_typed(ctx, graph::kDynamicSlice, {x, starts, ends, steps}, {{"axes", graph::AttrValue::ints(axes)}},
+                    graph::Type::tensor(std::move(dims), xt.dtype()));
+}
+
+}  // namespace anvil::frontend::onnx

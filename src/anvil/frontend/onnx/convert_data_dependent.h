@@ -1,0 +1,17 @@
+// NonZero and Slice of values known only at run time: calls of the graph ops nonzero and
+// dynamic_slice (graph/ops/data_dependent.cc), typed with fresh symbolic dims that the VM binds
+// from their results.
+#pragma once
+
+#include "anvil/frontend/onnx/import_context.h"
+
+namespace anvil::frontend::onnx {
+
+// NonZero of input 0: Tensor[(max(rank, 1), n), int64] with n fresh.
+graph::Expr nonzero_at_run_time(ImportContext& ctx);
+
+// Slice (opset >= 10) whose starts, ends or steps are not known at import: each axis in `axes`
+// (the constant axes input, or 0..k-1) gets a fresh extent. nullopt when all three are known.
+std::optional<graph::Expr> slice_at_run_time(ImportContext& ctx);
+
+}  // namespace anvil::frontend::onnx

@@ -1,0 +1,67 @@
+// Operators whose result shape depends on tensor values, not only on the arguments' shapes:
+//
+//   nonzero(x) -> Tensor[(max(rank(x), 1), n), int64]       (ONNX NonZero; n: a fresh size Var)
+//   dynamic_slice(x, starts, ends, steps; axes=[...]) -> x's dtype and rank; each sliced axis a
+//       fresh size Var, the others x's dims (ONNX Slice with starts/ends/steps known only at
+//       run time: 1-d int32/int64 tensors, one value per axis, clamped as Slice says).
+//
+// Like if/loop their fresh dims cannot come from inference: the importer builds the Call with
+// its type, the verifier checks its structure (check_data_dependent_type). kOpaque: lower_graph
+// leaves them to the VM, whose builtins compute them on the host and whose bytecode binds the
+// fresh dims from the result (vm_codegen's bind_result_dims), so later kernels size by them.
+#include "anvil/base/error.h"
+#include "anvil/graph/op_registry.h"
+#include "anvil/graph/ops/ops.h"
+
+namespace anvil::graph::ops {
+namespace {
+
+Type data_dependent_type(const CallNode& c) {
+  value_error("the type of ", c.op(), " depends on its argument's values (a fresh symbolic dim), which inference cannot "
+              "give; build it with Call::make and that type (as the ONNX importer does)");
+}
+
+bool same_dim(const PrimExpr& a, const PrimExpr& b) {
+  std::optional<int64_t> x = ir::as_const_int(a), y = ir::as_const_int(b);
+  return a.same_as(b) || (x && y && *x == *y);
+}
+
+}  // namespace
+
+std::string check_data_dependent_type(const CallNode& c) {
+  const Type& t = c.type();
+  if (c.args().empty() || !c.args()[0].type().is_tensor() || !c.args()[0].type().has_rank())
+    return str_cat(c.op(), ": the first argument must be a tensor of known rank");
+  const Type& x = c.args()[0].type();
+  if (!t.is_tensor() || !t.has_rank()) return str_cat(c.op(), " must be typed a tensor of known rank");
+  if (c.op() == kNonZero) {
+    if (c.args().size() != 1) return "nonzero takes one argument";
+    if (t.dtype() != DataType::int64() || t.ndim() != 2 || !same_dim(t.dim(0), ir::int_imm(std::max(x.ndim(), 1))) ||
+        t.dim(1).as<ir::VarNode>() == nullptr)
+      return str_cat("nonzero of a rank-", x.ndim(), " tensor must be typed Tensor[(", std::max(x.ndim(), 1),
+                     ", n), int64] with n a Var");
+    return "";
+  }
+  if (c.args().size() != 4) return "dynamic_slice takes x, starts, ends, steps";
+  if (t.dtype() != x.dtype() || t.ndim() != x.ndim()) return "dynamic_slice must be typed with its input's dtype and rank";
+  if (!has_attr(c.attrs(), "axes")) return "dynamic_slice needs the attribute axes";
+  std::vector<bool> sliced(static_cast<size_t>(x.ndim()), false);
+  for (int64_t a : get_ints(c.attrs(), "axes")) {
+    if (a < 0 || a >= x.ndim()) return str_cat("dynamic_slice: axis ", a, " is out of range for rank ", x.ndim());
+    sliced[static_cast<size_t>(a)] = true;
+  }
+  for (int i = 0; i < x.ndim(); ++i) {
+    if (sliced[static_cast<size_t>(i)] ? t.dim(i).as<ir::VarNode>() == nullptr : !same_dim(t.dim(i), x.dim(i)))
+      return str_cat("dynamic_slice: dim ", i, " must be ", sliced[static_cast<size_t>(i)] ? "a Var (sliced)" : "the input's");
+  }
+  return "";
+}
+
+void register_data_dependent_ops() {
+  register_op({kNonZero, 1, 1, OpPattern::kOpaque, data_dependent_type,
+               "nonzero(x): the indices of x's non-zero elements, one row per axis (a fresh dim n)"});
+  register_op({kDynamicSlice, 4, 4, OpPattern::kOpaque, data_dependent_type,
+               "dynamic_slice(x, starts, ends, steps; axes): a slice by values known at run time (fresh dims)"});
+}
+
+}  // namespace anvil::graph::ops
