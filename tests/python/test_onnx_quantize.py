@@ -1,6 +1,7 @@
 # QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear end to end: one-node models (per
 # tensor, per axis, blocked with a short last block, optional zero point, output_dtype, precision,
-# float16, int8/uint8/int16/uint16 and int32 inputs, a symbolic batch, a scale that is a graph
+# float16, int8/uint8/int16/uint16 and int32 inputs, float8/float4/int4/int2 outputs and inputs
+# (saturate on and off), a symbolic batch, a scale that is a graph
 # input) imported by anvil.frontend.from_onnx, compiled for llvm, run on the VM and compared
 # exactly with onnx's reference evaluator on random inputs that include halfway cases (round half
 # to even) and values beyond the type's range (saturation).
@@ -176,3 +177,38 @@ def test_dynamic_quantize_linear_matches_the_reference(kind, rng):
     np.testing.assert_array_equal(got[0], want[0])
     np.testing.assert_allclose(got[1], want[1], rtol=1e-7)
     np.testing.assert_array_equal(got[2], want[2])
+
+
+LOW_PRECISION = ["FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "FLOAT4E2M1", "INT4", "UINT4",
+                 "INT2", "UINT2"]
+
+
+@pytest.mark.parametrize("type_name", LOW_PRECISION)
+@pytest.mark.parametrize("saturate", [1, 0])
+def test_low_precision_quantize_and_dequantize_match_the_reference(type_name, saturate, rng):
+    # QuantizeLinear to a float8/float4/int4/int2 output_dtype (per axis, values past the type's
+    # range included), then DequantizeLinear of the result: bit-exact / float32-exact against
+    # onnx's reference evaluator. saturate=0 matters for the float8 types only (inf/NaN there).
+    require(O is not None, "pip package onnx (scripts/setup.sh)")
+    require(hasattr(anvil, "frontend"), "anvil.frontend (the ONNX importer)")
+    elem = getattr(O.TensorProto, type_name)
+    is_float = type_name.startswith("FLOAT")
+    if saturate == 0 and not type_name.startswith("FLOAT8"):
+        pytest.skip("saturate concerns float8 outputs only")
+    scale = rng.uniform(0.05, 0.5, (4,)).astype(np.float32)
+    x = (rng.standard_normal((3, 4, 5)) * 4).astype(np.float32)
+    x.reshape(-1)[::11] *= 1e4  # past every range
+    attrs = {"axis": 1, "output_dtype": elem}
+    if is_float:
+        attrs["saturate"] = saturate
+    q_model = _model("QuantizeLinear", x, scale, None, attrs, 25)
+    want_q = ReferenceEvaluator(q_model).run(None, {"x": x})[0]
+    got_q = _run(q_model, {"x": x})
+    assert got_q.dtype == want_q.dtype and got_q.shape == want_q.shape, (got_q.dtype, want_q.dtype)
+    same = got_q.view(np.uint8) == want_q.view(np.uint8)
+    if is_float:  # any NaN pattern is NaN
+        same |= np.isnan(got_q.astype(np.float32)) & np.isnan(want_q.astype(np.float32))
+    assert same.all(), f"{type_name}: {got_q[~same][:5]} vs {want_q[~same][:5]}"
+    dq_model = _model("DequantizeLinear", want_q, scale, None, {"axis": 1}, 25)
+    want = ReferenceEvaluator(dq_model).run(None, {"x": want_q})[0]
+    np.testing.assert_array_equal(_run(dq_model, {"x": want_q}), want)

@@ -92,7 +92,29 @@ bool is_numpy_array(nb::handle obj) {
   return r == 1;
 }
 
+// The Anvil dtype of an ml_dtypes array (bfloat16, float8_*, float4_e2m1fn, int4, uint2, ...),
+// whose dtype numpy's buffer protocol cannot carry; nullopt for any other array.
+std::optional<DataType> low_precision_dtype(nb::handle array) {
+  nb::object dtype = array.attr("dtype");
+  constexpr int kNumpyUserDefinedTypes = 256;  // NPY_USERDEF: ml_dtypes' types are numbered from it
+  if (nb::cast<int>(dtype.attr("num")) < kNumpyUserDefinedTypes) return std::nullopt;
+  try {
+    DataType t = DataType::parse(nb::cast<std::string>(dtype.attr("name")));
+    if (t.is_low_precision_float() || t.is_sub_byte_int()) return t;
+  } catch (const Error&) {
+  }
+  return std::nullopt;
+}
+
 Tensor tensor_from_numpy(nb::handle array, bool require_writable) {
+  if (std::optional<DataType> lowp = low_precision_dtype(array)) {
+    // The same bytes viewed as the storage integer (one element per byte; bfloat16 two), then
+    // retyped: no copy, the view keeps the array alive.
+    Tensor raw = tensor_from_numpy(array.attr("view")(lowp->bits() == 16 ? "uint16" : "uint8"), require_writable);
+    auto keep = std::make_shared<Tensor>(raw);
+    return Tensor::wrap(raw.data(), raw.shape(), *lowp, Device::cpu(), std::shared_ptr<void>(keep, keep.get()),
+                        raw.strides());
+  }
   auto* view = new Py_buffer{};
   bool writable = true;
   if (PyObject_GetBuffer(array.ptr(), view, PyBUF_RECORDS) != 0) {

@@ -11,7 +11,9 @@
 // output_dtype, else uint8. x / scale is computed in the dtype of `precision` (opset 23) or in
 // x's (float64 for an int32 x), as the operator's definition computes it; the rounded value is
 // then widened to float32 (or kept in float64), where adding a zero point of 16 bits is exact.
-// `saturate` concerns float8 outputs only.
+// float8 / float4 outputs: y = cast<T>(x / scale + zero_point) computed in float32, clamped to
+// the type's largest finite value first unless `saturate` is 0; int4/uint4/int2/uint2 saturate to
+// their ranges as the 8- and 16-bit ones do. Dequantising any of them: a cast to float32 first.
 #include <algorithm>
 #include <cstdint>
 #include <utility>
@@ -21,6 +23,7 @@
 #include "anvil/frontend/onnx/data_types.h"
 #include "anvil/frontend/onnx/proto.h"
 #include "anvil/ir/expr_ops.h"
+#include "anvil/ir/minifloat.h"
 
 namespace anvil::frontend::onnx {
 namespace {
@@ -40,8 +43,16 @@ std::optional<Range> integer_range(DataType t) {
   if (t == DataType::int16()) return Range{-32768, 32767};
   if (t == DataType::uint16()) return Range{0, 65535};
   if (t == DataType::int32()) return Range{-2147483648.0, 2147483647.0};
+  if (t == DataType::int4()) return Range{-8, 7};
+  if (t == DataType::uint4()) return Range{0, 15};
+  if (t == DataType::int2()) return Range{-2, 1};
+  if (t == DataType::uint2()) return Range{0, 3};
   return std::nullopt;
 }
+
+// float8 / float4: no rounding step, the cast rounds (to nearest even); with `saturate` (the
+// default) a value past the largest finite one clamps to it, as the reference's conversion does.
+bool minifloat(DataType t) { return t.is_low_precision_float() && t != DataType::bfloat16(); }
 
 Expr cast(ImportContext& ctx, const Expr& e, DataType to) {
   if (e.type().dtype() == to) return e;
@@ -120,7 +131,20 @@ std::vector<Expr> convert_quantize_linear(ImportContext& ctx) {
     out = z;
   }
   std::optional<Range> range = integer_range(out);
-  if (!range || out == DataType::int32()) ctx.unsupported(str_cat("quantising to ", out, " (supported: int8, uint8, int16, uint16)"));
+  if (minifloat(out)) {
+    // y = cast<T>(saturate(x / scale + zero_point)), in float32.
+    Expr y = ctx.emit("divide", {cast(ctx, x, DataType::float32()),
+                                 cast(ctx, broadcastable(ctx, 1, xt, l.axis, l.block_size), DataType::float32())});
+    if (has_zero) y = ctx.emit("add", {y, cast(ctx, broadcastable(ctx, 2, xt, l.axis, l.block_size), DataType::float32())});
+    if (ctx.attr_int("saturate", 1) != 0) {
+      const double max = ir::minifloat_format(out)->max_finite();
+      y = ctx.emit("clip", {y}, {{"min", -max}, {"max", max}});
+    }
+    return {cast(ctx, y, out)};
+  }
+  if (!range || out == DataType::int32())
+    ctx.unsupported(str_cat("quantising to ", out,
+                            " (supported: int8, uint8, int16, uint16, int4, uint4, int2, uint2, float8, float4)"));
 
   // x / scale in the definition's precision: `precision` (opset 23), else x's dtype; an int32 x
   // (opset 10) in float64, where it is exact.
@@ -145,7 +169,8 @@ std::vector<Expr> convert_dequantize_linear(ImportContext& ctx) {
   const graph::Type& xt = x.type();
   Layout l = layout_of(ctx, xt);
   DataType xd = xt.dtype();
-  if (!integer_range(xd)) ctx.unsupported(str_cat("dequantising ", xd, " (supported: int8, uint8, int16, uint16, int32)"));
+  if (!integer_range(xd) && !minifloat(xd))
+    ctx.unsupported(str_cat("dequantising ", xd, " (supported: int8, uint8, int16, uint16, int32, int4, uint4, int2, uint2, float8, float4)"));
   DataType sd = ctx.input(1).type().dtype();
   DataType out = sd;
   if (ctx.opset() >= 23 && ctx.has_attr("output_dtype") && ctx.attr_int("output_dtype") != 0) {
