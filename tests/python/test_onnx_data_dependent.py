@@ -96,10 +96,10 @@ def _spec_slice(x, starts, ends, axes, steps):
     return x
 
 
-@pytest.mark.parametrize("with_steps", [False, True])
-def test_slice_by_run_time_starts_and_ends_matches_numpy(with_steps):
-    # Starts/ends (and steps) are graph inputs: known only at run time; axes (1, -1) constant.
-    # The slice then feeds a kernel (Add) that sizes by the bound extents.
+@pytest.mark.parametrize("with_steps,runtime_axes", [(False, False), (True, False), (True, True)])
+def test_slice_by_run_time_starts_and_ends_matches_numpy(with_steps, runtime_axes):
+    # Starts/ends (and steps, axes) are graph inputs: known only at run time; else axes (1, -1)
+    # constant. The slice then feeds a kernel (Add) that sizes by the bound extents.
     inputs = ["x", "starts", "ends", "axes"] + (["steps"] if with_steps else [])
     nodes = [helper.make_node("Slice", inputs, ["s"]), helper.make_node("Add", ["s", "one"], ["y"])]
     vi = [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", "C", "W"]),
@@ -107,8 +107,11 @@ def test_slice_by_run_time_starts_and_ends_matches_numpy(with_steps):
           helper.make_tensor_value_info("ends", TensorProto.INT64, [2])]
     if with_steps:
         vi.append(helper.make_tensor_value_info("steps", TensorProto.INT64, [2]))
-    inits = [helper.make_tensor("axes", TensorProto.INT64, [2], [1, -1]),
-             helper.make_tensor("one", TensorProto.FLOAT, [], [1.0])]
+    inits = [helper.make_tensor("one", TensorProto.FLOAT, [], [1.0])]
+    if runtime_axes:
+        vi.append(helper.make_tensor_value_info("axes", TensorProto.INT64, [2]))
+    else:
+        inits.append(helper.make_tensor("axes", TensorProto.INT64, [2], [1, -1]))
     graph = helper.make_graph(nodes, "g", vi, [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, None, None])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     onnx.checker.check_model(model)
@@ -118,20 +121,21 @@ def test_slice_by_run_time_starts_and_ends_matches_numpy(with_steps):
     for trial in range(40):
         shape = tuple(int(d) for d in rng.integers(1, 9, 3))
         x = rng.standard_normal(shape).astype(np.float32)
-        dims = [shape[1], shape[2]]
+        axes = [[1, 2], [2, 0], [-1, -3], [0, 1]][trial % 4] if runtime_axes else [1, 2]
+        dims = [shape[a] for a in axes]
         starts = np.array([rng.integers(-2 * d - 1, 2 * d + 2) for d in dims], dtype=np.int64)
         ends = np.array([rng.integers(-2 * d - 1, 2 * d + 2) for d in dims], dtype=np.int64)
         if trial % 7 == 0:
             ends[0] = big.max if trial % 2 == 0 else big.min  # "to the end", either way
         steps = np.array([rng.choice([-3, -2, -1, 1, 2, 3]) for _ in dims], dtype=np.int64) if with_steps else \
             np.ones(2, np.int64)
-        feeds = [x, starts, ends] + ([steps] if with_steps else [])
-        (got,) = [o.numpy() for o in [fn(*[anvil.tensor(f) for f in feeds])]]
-        want = _spec_slice(x, starts, ends, [1, 2], steps) + 1
-        assert got.shape == want.shape, (shape, starts, ends, steps)
+        feeds = [x, starts, ends] + ([steps] if with_steps else []) + ([np.array(axes, np.int64)] if runtime_axes else [])
+        got = fn(*[anvil.tensor(f) for f in feeds]).numpy()
+        want = _spec_slice(x, starts, ends, axes, steps) + 1
+        assert got.shape == want.shape, (shape, starts, ends, axes, steps)
         np.testing.assert_array_equal(got, want)
         if all(st > 0 or s >= -d for s, st, d in zip(starts, steps, dims)):
-            np.testing.assert_array_equal(got, _numpy_slice(x, starts, ends, [1, 2], steps) + 1)
+            np.testing.assert_array_equal(got, _numpy_slice(x, starts, ends, axes, steps) + 1)
 
 
 def test_slice_by_int32_starts_computed_in_the_graph():

@@ -419,7 +419,7 @@ class FunctionEmitter {
   Arg emit_data_dependent(const graph::CallNode& call) {
     std::vector<Arg> args;
     for (const Expr& a : call.args()) args.push_back(emit_expr(a, -1));
-    if (call.op() == graph::kDynamicSlice)
+    if (call.op() == graph::kDynamicSlice && args.size() == 4)
       args.push_back(Arg::constant(b_.add_constant(Value::shape(graph::get_ints(call.attrs(), "axes")))));
     RegName out = new_reg();
     b_.emit_call(str_cat("vm.builtin.", call.op()), args, out);

@@ -46,7 +46,8 @@ graph::Expr nonzero_at_run_time(ImportContext& ctx) {
 
 std::optional<graph::Expr> slice_at_run_time(ImportContext& ctx) {
   bool steps_known = !ctx.has_input(4) || ctx.known_values(4);
-  if (ctx.known_values(1) && ctx.known_values(2) && steps_known) return std::nullopt;
+  bool axes_known = !ctx.has_input(3) || ctx.known_values(3);
+  if (ctx.known_values(1) && ctx.known_values(2) && steps_known && axes_known) return std::nullopt;
   graph::Expr x = ctx.input(0);
   const graph::Type& xt = x.type();
   if (!xt.is_tensor() || !xt.has_rank()) ctx.unsupported("Slice by run-time starts/ends of a tensor of unknown rank");
@@ -55,7 +56,11 @@ std::optional<graph::Expr> slice_at_run_time(ImportContext& ctx) {
   graph::Expr starts = index_input(ctx, 1, "starts", &count);
   graph::Expr ends = index_input(ctx, 2, "ends", &count);
   std::vector<int64_t> axes;
-  if (ctx.has_input(3)) {
+  graph::Expr axes_tensor;  // run-time axes: any axis may be sliced, so every dim is fresh
+  if (ctx.has_input(3) && !ctx.known_values(3)) {
+    int64_t n = count;
+    axes_tensor = index_input(ctx, 3, "axes", &n);
+  } else if (ctx.has_input(3)) {
     axes = ctx.const_ints(3, "axes");
     if (static_cast<int64_t>(axes.size()) != count)
       ctx.bad_model(str_cat("axes has ", axes.size(), " values for ", count, " starts"));
@@ -78,6 +83,11 @@ std::optional<graph::Expr> slice_at_run_time(ImportContext& ctx) {
     steps = ctx.constant(ones);
   }
   std::vector<ir::PrimExpr> dims = xt.shape();
+  if (axes_tensor.defined()) {
+    for (int a = 0; a < rank; ++a) dims[static_cast<size_t>(a)] = fresh_dim(ctx, str_cat("_d", a));
+    return emit_typed(ctx, graph::kDynamicSlice, {x, starts, ends, steps, axes_tensor}, {},
+                      graph::Type::tensor(std::move(dims), xt.dtype()));
+  }
   for (int64_t a : axes) dims[static_cast<size_t>(a)] = fresh_dim(ctx, str_cat("_d", a));
   return emit_typed(ctx, graph::kDynamicSlice, {x, starts, ends, steps}, {{"axes", graph::AttrValue::ints(axes)}},
                     graph::Type::tensor(std::move(dims), xt.dtype()));

@@ -10,8 +10,9 @@ namespace anvil::frontend::onnx {
 // NonZero of input 0: Tensor[(max(rank, 1), n), int64] with n fresh.
 graph::Expr nonzero_at_run_time(ImportContext& ctx);
 
-// Slice (opset >= 10) whose starts, ends or steps are not known at import: each axis in `axes`
-// (the constant axes input, or 0..k-1) gets a fresh extent. nullopt when all three are known.
+// Slice (opset >= 10) whose starts, ends, axes or steps are not known at import: each axis in
+// `axes` (the constant axes input, or 0..k-1; every axis when axes is a run-time value) gets a
+// fresh extent. nullopt when all four are known.
 std::optional<graph::Expr> slice_at_run_time(ImportContext& ctx);
 
 }  // namespace anvil::frontend::onnx

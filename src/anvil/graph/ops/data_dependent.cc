@@ -4,6 +4,8 @@
 //   dynamic_slice(x, starts, ends, steps; axes=[...]) -> x's dtype and rank; each sliced axis a
 //       fresh size Var, the others x's dims (ONNX Slice with starts/ends/steps known only at
 //       run time: 1-d int32/int64 tensors, one value per axis, clamped as Slice says).
+//   dynamic_slice(x, starts, ends, steps, axes) -> the same with run-time axes (a fifth 1-d
+//       integer tensor, negative axes counting from the end): every dim a fresh Var.
 //
 // Like if/loop their fresh dims cannot come from inference: the importer builds the Call with
 // its type, the verifier checks its structure (check_data_dependent_type). kOpaque: lower_graph
@@ -42,11 +44,12 @@ std::string check_data_dependent_type(const CallNode& c) {
                      ", n), int64] with n a Var");
     return "";
   }
-  if (c.args().size() != 4) return "dynamic_slice takes x, starts, ends, steps";
+  if (c.args().size() != 4 && c.args().size() != 5) return "dynamic_slice takes x, starts, ends, steps (and axes)";
   if (t.dtype() != x.dtype() || t.ndim() != x.ndim()) return "dynamic_slice must be typed with its input's dtype and rank";
-  if (!has_attr(c.attrs(), "axes")) return "dynamic_slice needs the attribute axes";
-  std::vector<bool> sliced(static_cast<size_t>(x.ndim()), false);
-  for (int64_t a : get_ints(c.attrs(), "axes")) {
+  const bool runtime_axes = c.args().size() == 5;
+  if (runtime_axes == has_attr(c.attrs(), "axes")) return "dynamic_slice takes axes as the attribute or the fifth argument";
+  std::vector<bool> sliced(static_cast<size_t>(x.ndim()), runtime_axes);
+  for (int64_t a : runtime_axes ? std::vector<int64_t>{} : get_ints(c.attrs(), "axes")) {
     if (a < 0 || a >= x.ndim()) return str_cat("dynamic_slice: axis ", a, " is out of range for rank ", x.ndim());
     sliced[static_cast<size_t>(a)] = true;
   }
@@ -60,8 +63,8 @@ std::string check_data_dependent_type(const CallNode& c) {
 void register_data_dependent_ops() {
   register_op({kNonZero, 1, 1, OpPattern::kOpaque, data_dependent_type,
                "nonzero(x): the indices of x's non-zero elements, one row per axis (a fresh dim n)"});
-  register_op({kDynamicSlice, 4, 4, OpPattern::kOpaque, data_dependent_type,
-               "dynamic_slice(x, starts, ends, steps; axes): a slice by values known at run time (fresh dims)"});
+  register_op({kDynamicSlice, 4, 5, OpPattern::kOpaque, data_dependent_type,
+               "dynamic_slice(x, starts, ends, steps[, axes]; axes): a slice by values known at run time (fresh dims)"});
 }
 
 }  // namespace anvil::graph::ops

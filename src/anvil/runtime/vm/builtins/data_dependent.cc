@@ -71,7 +71,8 @@ std::vector<int64_t> int_values(std::string_view builtin, Args args, size_t inde
   return v;
 }
 
-// dynamic_slice(x, starts, ends, steps, axes: Shape) -> x[starts:ends:steps] along axes, the
+// dynamic_slice(x, starts, ends, steps, axes: Shape or 1-d int tensor, negatives from the end)
+// -> x[starts:ends:steps] along axes, the
 // starts/ends/steps read at run time and clamped as ONNX Slice says: negatives count from the
 // end; then starts in [0, d] ([0, d - 1] for a negative step), ends in [0, d] ([-1, d - 1]).
 Value dynamic_slice(Args args) {
@@ -80,16 +81,23 @@ Value dynamic_slice(Args args) {
   std::vector<int64_t> starts = int_values(kDynamicSlice, args, 1, "starts");
   std::vector<int64_t> ends = int_values(kDynamicSlice, args, 2, "ends");
   std::vector<int64_t> steps = int_values(kDynamicSlice, args, 3, "steps");
-  const std::vector<int64_t>& axes = shape_arg(kDynamicSlice, args, 4, "axes");
+  std::vector<int64_t> axes = args.size() > 4 && args[4].kind() == ValueKind::kTensor
+                                  ? int_values(kDynamicSlice, args, 4, "axes")
+                                  : shape_arg(kDynamicSlice, args, 4, "axes");
   if (starts.size() != axes.size() || ends.size() != axes.size() || steps.size() != axes.size())
     value_error(kDynamicSlice, ": starts, ends and steps have ", starts.size(), ", ", ends.size(), " and ", steps.size(),
                 " values for ", axes.size(), " axes");
   const std::vector<int64_t>& in_shape = x.shape();
   const size_t rank = in_shape.size();
   std::vector<int64_t> begin(rank, 0), step(rank, 1), shape = in_shape;
+  std::vector<bool> seen(rank, false);
   for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t given = axes[i];
+    if (axes[i] < 0) axes[i] += static_cast<int64_t>(rank);
     if (axes[i] < 0 || static_cast<size_t>(axes[i]) >= rank)
-      value_error(kDynamicSlice, ": axis ", axes[i], " is out of range for ", x.to_string());
+      value_error(kDynamicSlice, ": axis ", given, " is out of range for ", x.to_string());
+    if (seen[static_cast<size_t>(axes[i])]) value_error(kDynamicSlice, ": axis ", given, " is repeated");
+    seen[static_cast<size_t>(axes[i])] = true;
     const auto a = static_cast<size_t>(axes[i]);
     const int64_t d = in_shape[a], s = steps[i];
     if (s == 0) value_error(kDynamicSlice, ": the step of axis ", axes[i], " is 0");
