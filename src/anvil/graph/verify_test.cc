@@ -76,6 +76,32 @@ TEST(GraphVerify, CallsAreCheckedAgainstTheOperatorTable) {
       << e;
 }
 
+TEST(GraphVerify, DataDependentCallsAreCheckedStructurally) {
+  // nonzero/dynamic_slice are typed with fresh dims by the importer: the verifier checks rank,
+  // dtype and that the data-dependent dims are Vars, the others the input's.
+  ir::Var n = ir::size_var("n"), k = ir::size_var("k"), s = ir::size_var("s");
+  Var x = Var::make("x", f32({n, 4}));
+  Var idx = Var::make("idx", Type::tensor(std::vector<int64_t>{1}, DataType::int64()));
+  Type nz_type = Type::tensor({ir::int_imm(2), k}, DataType::int64());
+  Var good_nz = Var::make("good_nz", nz_type), bad_nz = Var::make("bad_nz", Type::tensor(std::vector<int64_t>{2, 3}, DataType::int64()));
+  Var good_sl = Var::make("good_sl", f32({n, s})), bad_sl = Var::make("bad_sl", f32({s, s}));
+  Attrs axis1{{"axes", AttrValue::ints({1})}};
+  Function f = Function::make(
+      {x, idx},
+      {{good_nz, Call::make(kNonZero, {x}, {}, nz_type)},
+       {bad_nz, Call::make(kNonZero, {x}, {}, bad_nz.type())},
+       {good_sl, Call::make(kDynamicSlice, {x, idx, idx, idx}, axis1, f32({n, s}))},
+       {bad_sl, Call::make(kDynamicSlice, {x, idx, idx, idx}, axis1, f32({s, s}))}},
+      good_sl);
+  std::string e = joined(well_formed_errors(module_of(f)));
+  EXPECT_EQ(e.find("binding 0"), std::string::npos) << e;
+  EXPECT_NE(e.find("binding 1 (%bad_nz): nonzero of a rank-2 tensor must be typed Tensor[(2, n), int64] with n a Var"),
+            std::string::npos)
+      << e;
+  EXPECT_EQ(e.find("binding 2"), std::string::npos) << e;
+  EXPECT_NE(e.find("binding 3 (%bad_sl): dynamic_slice: dim 0 must be the input's"), std::string::npos) << e;
+}
+
 TEST(GraphVerify, UnknownRankIsAllowedOnlyStraightAfterImport) {
   Var x = Var::make("x", Type::tensor_any_rank(DataType::float32()));
   Function f = Function::make({x}, {}, x);

@@ -276,6 +276,23 @@ TEST(OnnxTransformConverters, SliceWithASymbolicEndFromAShapeChain) {
   EXPECT_EQ(m.type_of("p"), "Tensor[(1, S), int64]");
 }
 
+TEST(OnnxTransformConverters, NonZeroAndSliceOfRunTimeValuesGetFreshDims) {
+  // Shapes from values: NonZero's count and the extents of a Slice by run-time starts are new
+  // symbolic dims (named after the output), the unsliced dims stay the input's.
+  Model m(13);
+  m.input("x", TensorProto::FLOAT, {"N", "3"});
+  m.input("st", TensorProto::INT64, {"1"});
+  m.input("ax", TensorProto::INT64, {"1"});
+  m.ints("en", {100});
+  m.ints("axes", {-1});
+  m.node("NonZero", {"x"}, {"nz"});
+  m.node("Slice", {"x", "st", "en", "axes"}, {"sl"});
+  m.node("Slice", {"x", "st", "en", "ax"}, {"any"});  // run-time axes: every dim fresh
+  EXPECT_EQ(m.type_of("nz"), "Tensor[(2, nz_nnz), int64]");
+  EXPECT_EQ(m.type_of("sl"), "Tensor[(N, sl_d1), float32]");
+  EXPECT_EQ(m.type_of("any"), "Tensor[(any_d0, any_d1), float32]");
+}
+
 TEST(OnnxTransformConverters, PadByAmountsKnownOnlyAsDims) {
   // Attention's function body pads its mask to the total length: pads = [0, T - L] on axis -1.
   Model m(18);
