@@ -151,3 +151,27 @@ def test_slice_by_int32_starts_computed_in_the_graph():
     for e in [-20, -1, 0, 2, 5, 10, 30]:
         got = fn(anvil.tensor(x), anvil.tensor(np.array([e], np.int32))).numpy()
         np.testing.assert_array_equal(got, x[e - 3:e])
+
+
+@pytest.mark.parametrize("axis", [None, 0, -1])
+def test_compress_matches_numpy(axis):
+    # Compress = take of nonzero(condition)'s indices; the condition a run-time bool vector,
+    # shorter than the axis on some runs (numpy.compress drops the rest), all false on others.
+    kw = {} if axis is None else {"axis": axis}
+    nodes = [helper.make_node("Compress", ["x", "c"], ["y"], **kw)]
+    vi = [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", "M"]),
+          helper.make_tensor_value_info("c", TensorProto.BOOL, ["L"])]
+    graph = helper.make_graph(nodes, "g", vi, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    fn = anvil.runtime.VirtualMachine(anvil.compile(anvil.frontend.from_onnx(model)), anvil.cpu())["main"]
+    rng = np.random.default_rng(SEED + 3)
+    for trial in range(12):
+        shape = tuple(int(d) for d in rng.integers(1, 7, 2))
+        x = rng.standard_normal(shape).astype(np.float32)
+        full = x.size if axis is None else shape[axis]
+        length = int(rng.integers(1, full + 1))
+        c = rng.random(length) < [0.0, 0.5, 1.0][trial % 3]
+        got = fn(anvil.tensor(x), anvil.tensor(c)).numpy()
+        want = np.compress(c, x, axis=axis)
+        assert got.shape == want.shape, (shape, c, axis)
+        np.testing.assert_array_equal(got, want)

@@ -1,7 +1,9 @@
-// NonZero and Slice whose output shape depends on values known only at run time (see the header).
+// NonZero, Slice and Compress whose output shape depends on values known only at run time (see
+// the header).
 #include "anvil/frontend/onnx/convert_data_dependent.h"
 
 #include "anvil/base/error.h"
+#include "anvil/frontend/onnx/converters.h"
 #include "anvil/frontend/onnx/import_state.h"
 #include "anvil/graph/type.h"
 
@@ -92,5 +94,43 @@ std::optional<graph::Expr> slice_at_run_time(ImportContext& ctx) {
   return emit_typed(ctx, graph::kDynamicSlice, {x, starts, ends, steps}, {{"axes", graph::AttrValue::ints(axes)}},
                     graph::Type::tensor(std::move(dims), xt.dtype()));
 }
+
+namespace {
+
+// Compress(x, condition; axis): x's slices along axis (x flattened without one) where condition
+// is true = take(x, the indices nonzero(condition) gives, axis). A condition shorter than the
+// axis drops the rest (as numpy.compress); a longer static one is cut to the axis first.
+std::vector<graph::Expr> convert_compress(ImportContext& ctx) {
+  graph::Expr x = ctx.input(0);
+  const graph::Type& xt = x.type();
+  if (!xt.is_tensor() || !xt.has_rank()) ctx.unsupported("Compress of a tensor of unknown rank");
+  int64_t axis = 0;
+  if (ctx.has_attr("axis")) {
+    axis = ctx.attr_int("axis");
+    if (axis < 0) axis += xt.ndim();
+    if (axis < 0 || axis >= xt.ndim()) ctx.bad_model(str_cat("axis ", ctx.attr_int("axis"), " is out of range for rank ", xt.ndim()));
+  } else {
+    x = ctx.emit("reshape", {x, graph::ShapeExpr::make({graph::num_elements(xt.shape())})});
+  }
+  ir::PrimExpr dim = x.type().dim(static_cast<int>(axis));
+  graph::Expr cond = ctx.input(1);
+  const graph::Type& ct = cond.type();
+  if (!ct.is_tensor() || !ct.has_rank() || ct.ndim() != 1)
+    ctx.bad_model(str_cat("input 1 (condition) must be a 1-d tensor, not ", graph::to_string(ct)));
+  std::optional<int64_t> len = ir::as_const_int(ct.dim(0)), d = ir::as_const_int(dim);
+  if (len && d && *len > *d)
+    cond = ctx.emit("strided_slice", {cond}, {{"begin", graph::AttrValue::ints({0})}, {"end", graph::AttrValue::ints({*d})},
+                                              {"strides", graph::AttrValue::ints({1})}, {"axes", graph::AttrValue::ints({0})}});
+  graph::Expr rows = ctx.builder().emit(
+      graph::Call::make(graph::kNonZero, {cond}, {},
+                        graph::Type::tensor({ir::int_imm(1), fresh_dim(ctx, "_count")}, DataType::int64())),
+      sanitize_name(ctx.node().output(0)) + "_idx");
+  graph::Expr idx = ctx.emit("reshape", {rows, graph::ShapeExpr::make({rows.type().dim(1)})});
+  return {ctx.emit("take", {x, idx}, {{"axis", axis}})};
+}
+
+}  // namespace
+
+void register_data_dependent_converters() { register_converter("Compress", convert_compress); }
 
 }  // namespace anvil::frontend::onnx

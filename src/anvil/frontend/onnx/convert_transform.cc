@@ -5,6 +5,7 @@
 // expressions (static or symbolic) and become reshape(data, ShapeExpr) with 0 and -1 resolved.
 // Values known only as dims are left without an expression where they are 1-d (the importer
 // materialises them on use); 0-d ones become constants when constant.
+#include "anvil/frontend/onnx/convert_data_dependent.h"
 #include "anvil/frontend/onnx/convert_transform_util.h"
 
 namespace anvil::frontend::onnx {
@@ -145,6 +146,7 @@ void register_transform_converters() {
   register_slice_converters();
   register_misc_transform_converters();
   register_einsum_converter();
+  register_data_dependent_converters();
 }
 
 }  // namespace anvil::frontend::onnx
