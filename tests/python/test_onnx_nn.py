@@ -5,7 +5,7 @@
 # imported by anvil.frontend.from_onnx, compiled for llvm, run on the VM and compared with ONNX
 # Runtime on random inputs (seed SEED) within rtol 1e-4 / atol 1e-4; LayerNormalization's Mean and
 # InvStdDev outputs (float32 and float16 inputs, stash_type float32) against numpy in float64; the
-# spelled-out opset-14 LayerNorm and GELU (erf and tanh forms) recognised as one op each.
+# spelled-out opset-14 LayerNorm, GELU (erf and tanh forms) and softmax recognised as one op each.
 import numpy as np
 import pytest
 
@@ -211,3 +211,26 @@ def test_spelled_out_gelu_becomes_one_op(tmp_path, form):
     assert "gelu(" in optimized and "tanh(" not in optimized and "erf(" not in optimized, optimized
     got = anvil.runtime.VirtualMachine(exe, anvil.cpu())["main"](x).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=f"{form} (seed {SEED})")
+
+
+@pytest.mark.parametrize("stable", [True, False])
+def test_spelled_out_softmax_becomes_one_op(tmp_path, stable):
+    # Softmax over the last axis of [n, 12, 16, 64] attention scores written out (ReduceMax, Sub,
+    # Exp, ReduceSum, Div; or without the max): recognize_softmax makes it one nn.softmax, which
+    # matches ONNX Runtime on the spelled-out graph.
+    require(O is not None and ORT is not None, "pip packages onnx and onnxruntime (scripts/setup.sh)")
+    require(hasattr(anvil, "frontend"), "anvil.frontend (the ONNX importer)")
+    n = O.helper.make_node
+    nodes = [n("Exp", ["d" if stable else "x"], ["e"]), n("ReduceSum", ["e", "axes"], ["s"], keepdims=1),
+             n("Div", ["e", "s"], ["y"])]
+    if stable:
+        nodes = [n("ReduceMax", ["x"], ["m"], axes=[-1], keepdims=1), n("Sub", ["x", "m"], ["d"])] + nodes
+    model = _model(nodes, [_vi("x", ["n", 12, 16, 64])], [("axes", np.array([-1]))], opset=13)
+    model.graph.initializer[0].CopyFrom(O.numpy_helper.from_array(np.array([-1], np.int64), "axes"))
+    x = (np.random.default_rng([SEED, 80]).uniform(-1, 1, (2, 12, 16, 64)) * (8 if stable else 3)).astype(np.float32)
+    want = ORT.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    exe = anvil.compile(anvil.frontend.from_onnx(model), "llvm", dump_ir=tmp_path)
+    optimized = (tmp_path / "graph.optimized.txt").read_text()
+    assert "nn.softmax(" in optimized and "exp(" not in optimized, optimized
+    got = anvil.runtime.VirtualMachine(exe, anvil.cpu())["main"](x).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=f"seed {SEED}")

@@ -13,6 +13,7 @@
 #include "anvil/graph/passes/canonicalize.h"
 #include "anvil/graph/passes/recognize_gelu.h"
 #include "anvil/graph/passes/recognize_layer_norm.h"
+#include "anvil/graph/passes/recognize_softmax.h"
 #include "anvil/graph/passes/dead_code_elimination.h"
 #include "anvil/graph/passes/fold_constant.h"
 #include "anvil/graph/passes/fuse_ops.h"
@@ -80,9 +81,10 @@ vm::Executable compile(const graph::IRModule& input, const Target& target, const
     auto fold = [&] { return graph::passes::fold_constant(mod, evaluate_constant_call); };
     mod = stages.run("fold_constant", 1, fold);
     mod = stages.run("canonicalize", 1, [&] { return graph::passes::canonicalize(mod); });
-    // The layer norm and GELU torch.onnx spells out in elementwise ops: one op each.
+    // Layer norm, GELU and softmax spelled out in elementwise ops and reductions: one op each.
     mod = stages.run("recognize_layer_norm", 1, [&] { return graph::passes::recognize_layer_norm(mod); });
     mod = stages.run("recognize_gelu", 1, [&] { return graph::passes::recognize_gelu(mod); });
+    mod = stages.run("recognize_softmax", 1, [&] { return graph::passes::recognize_softmax(mod); });
     // Constant conv weights into the blocked layout the CPU schedule reads (packed once, here).
     mod = stages.run("prepack_weights", 1, [&] { return ops::prepack_conv2d_weights(mod, target); });
     mod = stages.run("fold_constant (after canonicalize)", 1, fold);

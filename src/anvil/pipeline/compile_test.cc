@@ -58,7 +58,7 @@ TEST_F(CompileTest, RunsInProcessAndReportsEachStage) {
     EXPECT_GE(seconds, 0.0);
   };
   vm::Executable exe = compile(mod, llvm(), options);
-  EXPECT_EQ(stages, (std::vector<std::string>{"fold_constant 1/1", "canonicalize 1/1", "recognize_layer_norm 1/1", "recognize_gelu 1/1", "prepack_weights 1/1",
+  EXPECT_EQ(stages, (std::vector<std::string>{"fold_constant 1/1", "canonicalize 1/1", "recognize_layer_norm 1/1", "recognize_gelu 1/1", "recognize_softmax 1/1", "prepack_weights 1/1",
                                      "fold_constant (after canonicalize) 1/1",
                                      "dead_code_elimination 1/1", "fuse_ops 1/1", "lower_graph 1/1", "kernels 1/3", "kernels 2/3", "kernels 3/3", "codegen 1/1",
                                               "vm_codegen 1/1"}));
