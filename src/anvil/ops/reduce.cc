@@ -8,10 +8,12 @@
 //     after rounding for integer products below 2^50, float32 rounding for floats);
 //   argmax/argmin: the extreme value, then the smallest (largest with select_last_index) index
 //     holding it;
-//   cumsum: out[i] = sum over k of (k <= i ? x[k] : 0) along the axis (quadratic in the axis
-//     length: fine for masks and positions, not for long sequences);
+//   cumsum: a constant axis of 16 or more is a blocked scan, O(n sqrt(n)) (cumsum_blocked);
+//     a shorter or symbolic one is out[i] = sum over k of (k <= i ? x[k] : 0), quadratic;
 //   topk: a rank per element, then a gather of ranks 0..k-1 (quadratic as well, see compute_topk).
 #include <algorithm>
+#include <cmath>
+#include <optional>
 
 #include "anvil/base/error.h"
 #include "anvil/graph/attrs.h"
@@ -30,6 +32,8 @@ using ir::PrimExpr;
 using ir::Var;
 
 constexpr int64_t kUnrolledProd = 64;
+// Shorter constant cumsum axes keep the one-stage quadratic form.
+constexpr int64_t kBlockedCumsumMin = 16;
 
 struct ReducePlan {
   std::vector<int> axes;  // reduced input axes, sorted
@@ -202,13 +206,10 @@ std::vector<te::Tensor> compute_arg(const graph::CallNode& call, const te::Tenso
       call.op())};
 }
 
-std::vector<te::Tensor> compute_cumsum(const graph::CallNode& call, const te::Tensor& x) {
-  int axis = graph::ops::normalize_axis(graph::get_int(call.attrs(), "axis", 0), x.ndim());
-  bool exclusive = graph::get_int(call.attrs(), "exclusive", 0) != 0;
-  bool reverse = graph::get_int(call.attrs(), "reverse", 0) != 0;
-  DataType out = x.dtype(), acc = compute_dtype(out);
+// The quadratic form: out[i] sums x[k] over every k on the taken side of i.
+te::Tensor cumsum_quadratic(const te::Tensor& x, int axis, bool exclusive, bool reverse, DataType acc) {
   te::IterVar k = te::reduce_axis(0, x.shape()[axis], "k");
-  te::Tensor red = te::compute(
+  return te::compute(
       x.shape(),
       [&](const std::vector<Var>& idx) {
         std::vector<PrimExpr> in(idx.begin(), idx.end());
@@ -218,6 +219,70 @@ std::vector<te::Tensor> compute_cumsum(const graph::CallNode& call, const te::Te
         return te::sum(ir::select(take, convert(acc, x(in)), ir::make_zero(acc)), {k});
       },
       "cumsum.red");
+}
+
+// A two-level blocked scan over a constant axis of length n (TE has no scan/recurrence, so not
+// linear, but O(n * sqrt(n)) instead of O(n^2)): positions p in scan order (p = i forward,
+// n-1-i reversed) are cut into nb blocks of B ~ sqrt(n); local[p] = the (exclusive) prefix sum
+// of p's block up to p, total[b] = block b's sum, offset[b] = sum of totals before b, and
+// out[i] = local[p] + offset[p / B]. Each stage is an ordinary reduction of B or nb terms, so the
+// other axes are vectorised by the reduce schedule as before.
+te::Tensor cumsum_blocked(const te::Tensor& x, int axis, int64_t n, bool exclusive, bool reverse, DataType acc) {
+  int64_t B = static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(n))));
+  int64_t nb = (n + B - 1) / B;
+  auto scan_pos = [&](const PrimExpr& p) { return reverse ? ir::int_imm(n - 1) - p : p; };
+  auto with_axis = [&](const std::vector<Var>& idx, const PrimExpr& a) {
+    std::vector<PrimExpr> in(idx.begin(), idx.end());
+    in[axis] = a;
+    return in;
+  };
+  // y(idx, p): x at scan position p (zero past the end).
+  auto y = [&](const std::vector<Var>& idx, const PrimExpr& p) {
+    PrimExpr safe = ir::min(p, ir::int_imm(n - 1));
+    return ir::select(p < ir::int_imm(n), convert(acc, x(with_axis(idx, scan_pos(safe)))), ir::make_zero(acc));
+  };
+  std::vector<PrimExpr> padded = x.shape(), blocks = x.shape();
+  padded[axis] = ir::int_imm(nb * B);
+  blocks[axis] = ir::int_imm(nb);
+  te::IterVar k = te::reduce_axis(0, ir::int_imm(B), "k");
+  te::Tensor local = te::compute(
+      padded,
+      [&](const std::vector<Var>& idx) {
+        PrimExpr p = idx[axis], j = ir::floormod(p, ir::int_imm(B));
+        PrimExpr take = exclusive ? k.var() < j : k.var() <= j;
+        PrimExpr q = ir::floordiv(p, ir::int_imm(B)) * ir::int_imm(B) + k.var();
+        return te::sum(ir::select(take, y(idx, q), ir::make_zero(acc)), {k});
+      },
+      "cumsum.local");
+  te::IterVar t = te::reduce_axis(0, ir::int_imm(B), "t");
+  te::Tensor total = te::compute(
+      blocks,
+      [&](const std::vector<Var>& idx) { return te::sum(y(idx, idx[axis] * ir::int_imm(B) + t.var()), {t}); },
+      "cumsum.total");
+  te::IterVar c = te::reduce_axis(0, ir::int_imm(nb), "c");
+  te::Tensor offset = te::compute(
+      blocks,
+      [&](const std::vector<Var>& idx) {
+        return te::sum(ir::select(c.var() < idx[axis], total(with_axis(idx, c.var())), ir::make_zero(acc)), {c});
+      },
+      "cumsum.offset");
+  return te::compute(
+      x.shape(),
+      [&](const std::vector<Var>& idx) {
+        PrimExpr p = scan_pos(idx[axis]);
+        return local(with_axis(idx, p)) + offset(with_axis(idx, ir::floordiv(p, ir::int_imm(B))));
+      },
+      "cumsum.red");
+}
+
+std::vector<te::Tensor> compute_cumsum(const graph::CallNode& call, const te::Tensor& x) {
+  int axis = graph::ops::normalize_axis(graph::get_int(call.attrs(), "axis", 0), x.ndim());
+  bool exclusive = graph::get_int(call.attrs(), "exclusive", 0) != 0;
+  bool reverse = graph::get_int(call.attrs(), "reverse", 0) != 0;
+  DataType out = x.dtype(), acc = compute_dtype(out);
+  std::optional<int64_t> n = ir::as_const_int(x.shape()[axis]);
+  te::Tensor red = n && *n >= kBlockedCumsumMin ? cumsum_blocked(x, axis, *n, exclusive, reverse, acc)
+                                               : cumsum_quadratic(x, axis, exclusive, reverse, acc);
   if (acc == out) return {red};
   ReducePlan p;
   p.out_shape = x.shape();
