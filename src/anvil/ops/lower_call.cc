@@ -109,7 +109,8 @@ LoweredCall lower_fused(const graph::Function& group, const graph::CallNode& cal
     types.push_back(t);
   }
   std::string implementation = "fused(";
-  // An anchor group (fuse_ops.h): the anchor's schedule, given the epilogue's output.
+  // An anchor group (fuse_ops.h): the anchor's schedule, given the epilogue's output (and, for a
+  // reduction, the prologue's stages before it).
   const OpImplementation* anchor = nullptr;
   for (const graph::Binding& b : group.bindings()) {
     const auto* c = b.value.as<graph::CallNode>();
@@ -117,7 +118,9 @@ LoweredCall lower_fused(const graph::Function& group, const graph::CallNode& cal
     const OpImplementation& impl = select_implementation(c->op(), target);
     implementation += (implementation.back() == '(' ? "" : ",") + impl.name;
     const graph::OpInfo* info = graph::find_op(c->op());
-    if (info != nullptr && info->pattern == graph::OpPattern::kOutEWiseFusable) {
+    // Reductions anchor their group as well: their schedule inlines the prologue stages.
+    if (info != nullptr && (info->pattern == graph::OpPattern::kOutEWiseFusable ||
+                            info->pattern == graph::OpPattern::kCommReduce)) {
       if (anchor != nullptr) value_error("fused group ", name, ": more than one anchor (", anchor->name, ", ", impl.name, ")");
       anchor = &impl;
     }

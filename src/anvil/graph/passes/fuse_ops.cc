@@ -5,7 +5,9 @@
 // a group of its own and adopts nothing; elementwise/broadcast consumers of its shape and dtype
 // adopt it as their epilogue. An anchor group's root may have several uses when all of them are
 // in the consuming group (HardSwish reads the conv twice): the anchor's result is computed once
-// per tile and both reads see it, so nothing is recomputed but the cheap epilogue.
+// per tile and both reads see it, so nothing is recomputed but the cheap epilogue. A reduction
+// (sum, mean, max, min, prod, argmax, argmin) is an anchor too, and also adopts the single-use
+// plain group computing its data input (its prologue: mean(multiply(d, d)), sum(exp(x - m))).
 #include "anvil/graph/passes/fuse_ops.h"
 
 #include <algorithm>
@@ -19,7 +21,15 @@
 namespace anvil::graph::passes {
 namespace {
 
-enum class Role { kNone, kPlain, kAnchor };
+enum class Role { kNone, kPlain, kAnchor, kReduce };
+
+// The reductions with one data input whose CPU schedule (ops/cpu/schedule_reduce.cc) inlines
+// injective stages before it and computes an epilogue output after it.
+bool reduce_anchor(const std::string& op) {
+  for (const char* r : {"sum", "mean", "max", "min", "prod", "argmax", "argmin"})
+    if (op == r) return true;
+  return false;
+}
 
 Role role_of(const Expr& value, const FusiblePredicate& fusible) {
   const auto* call = value.as<CallNode>();
@@ -27,12 +37,13 @@ Role role_of(const Expr& value, const FusiblePredicate& fusible) {
   const OpInfo* info = find_op(call->op());
   if (info == nullptr) return Role::kNone;
   const bool anchor = info->pattern == OpPattern::kOutEWiseFusable;
-  if (info->pattern > OpPattern::kInjective && !anchor) return Role::kNone;
+  const bool reduce = info->pattern == OpPattern::kCommReduce && reduce_anchor(call->op());
+  if (info->pattern > OpPattern::kInjective && !anchor && !reduce) return Role::kNone;
   if (!call->type().is_tensor()) return Role::kNone;
   for (const Expr& a : call->args())
     if (!a.type().is_tensor() && a.as<ShapeExprNode>() == nullptr) return Role::kNone;
   if (fusible && !fusible(*call)) return Role::kNone;
-  return anchor ? Role::kAnchor : Role::kPlain;
+  return anchor ? Role::kAnchor : reduce ? Role::kReduce : Role::kPlain;
 }
 
 // Whether `call` may read an anchor group's value as an epilogue: elementwise or broadcast,
@@ -67,12 +78,15 @@ class Fuser {
     std::vector<bool> absorbed(bindings.size(), false);
     std::vector<std::vector<size_t>> members(bindings.size());  // per root, in binding order
     std::vector<std::optional<Type>> anchor(bindings.size());   // per root: its anchor's type
+    // Roots no consumer may adopt: a 0-d reduction (its result would become a 0-d intermediate
+    // buffer, which lowering does not allocate).
+    std::vector<bool> sealed(bindings.size(), false);
     auto call_at = [&](size_t k) { return bindings[k].value.as<CallNode>(); };
     // The binding index of `a` when it is the root of a group that may still be adopted.
     auto open_root = [&](const Expr& a) -> std::optional<size_t> {
       auto it = index.find(a.get());
       if (a.kind() != ExprKind::kVar || it == index.end()) return std::nullopt;
-      if (role[it->second] == Role::kNone || absorbed[it->second]) return std::nullopt;
+      if (role[it->second] == Role::kNone || absorbed[it->second] || sealed[it->second]) return std::nullopt;
       return it->second;
     };
     bool any = false;
@@ -83,6 +97,22 @@ class Fuser {
       members[i] = {i};
       if (role[i] == Role::kAnchor) {
         anchor[i] = bindings[i].value.type();
+        continue;
+      }
+      if (role[i] == Role::kReduce) {
+        // The prologue: the single-use plain group computing the data input, inlined into the
+        // reduction (no anchor group: that would be a second anchor).
+        const Expr& data = call_at(i)->args()[0];
+        std::optional<size_t> j = open_root(data);
+        if (j && uses[data.get()] == 1 && !anchor[*j]) {
+          absorbed[*j] = true;
+          members[i] = members[*j];
+          members[*j].clear();
+          members[i].push_back(i);
+        }
+        anchor[i] = bindings[i].value.type();
+        sealed[i] = !bindings[i].value.type().has_rank() || bindings[i].value.type().ndim() == 0;
+        any = any || members[i].size() > 1;
         continue;
       }
       const CallNode* call = call_at(i);

@@ -1,5 +1,6 @@
-// fuse_ops: operator fusion of elementwise, broadcast and injective calls, and of conv/dense/matmul
-// with their elementwise epilogues (issue #11 item 3).
+// fuse_ops: operator fusion of elementwise, broadcast and injective calls, of conv/dense/matmul
+// with their elementwise epilogues, and of reductions with their prologue and epilogue (issue #11
+// item 3).
 //
 // A group is a maximal tree of calls whose operators' pattern is kElemwise, kBroadcast or
 // kInjective (op_registry.h), rooted at one call, in which every other call's value has exactly
@@ -22,6 +23,13 @@
 // one anchor per group; the anchor's value may then also have several uses when all are such
 // calls of the group. lower_fused schedules such a group with the anchor's schedule, the rest
 // computed as its epilogue ("fused_nn_conv2d_add_clip").
+//
+// Reduction anchors: sum, mean, max, min, prod, argmax and argmin (kCommReduce, one data input)
+// anchor a group the same way, and besides adopt the group computing their data input when it
+// is a plain group (no anchor) whose root has that single use: the prologue, inlined into the
+// reduction by its schedule. mean(multiply(%d, %d)) then add(eps), sqrt is one kernel
+// ("fused_multiply_mean_add_sqrt"); a prologue value with a second use stays outside. A 0-d
+// reduction takes no epilogue.
 //
 // `fusible` (optional) narrows which calls may join a group beyond the pattern; the pipeline
 // passes one that leaves out the operators the VM evaluates itself (views, shape values) and

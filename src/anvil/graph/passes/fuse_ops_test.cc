@@ -47,8 +47,9 @@ TEST(GraphFuseOps, HardSwishChainBecomesOneGroup) {
 }
 
 TEST(GraphFuseOps, GroupsStopAtSharedValuesReductionsAndTheResult) {
-  // %a has two uses and %c is also the result: neither joins a consumer's group. The reduction
-  // is not fused; the calls after it form their own group. A lone fusible call stays a call.
+  // %a has two uses and %c is also the result: neither joins a consumer's group (so the sum has
+  // no prologue). The calls after the sum, of its type, are its epilogue. A lone fusible call
+  // stays a call.
   expect_pass(fuse, R"(
     def @main(%x: Tensor[(n, 4), float32]) -> Tuple[Tensor[(n, 4), float32], Tensor[(n,), float32]] {
       %a: Tensor[(n, 4), float32] = relu(%x)
@@ -67,16 +68,16 @@ TEST(GraphFuseOps, GroupsStopAtSharedValuesReductionsAndTheResult) {
       %t1: Tensor[(n, 4), float32] = add(%p0, %t0)
       return %t1
     }
-    def @fused_negative_tanh(%p0: Tensor[(n,), float32]) -> Tensor[(n,), float32] {
-      %t0: Tensor[(n,), float32] = negative(%p0)
-      %t1: Tensor[(n,), float32] = tanh(%t0)
-      return %t1
+    def @fused_sum_negative_tanh(%p0: Tensor[(n, 4), float32]) -> Tensor[(n,), float32] {
+      %t0: Tensor[(n,), float32] = sum(%p0, axes=[1], keepdims=0)
+      %t1: Tensor[(n,), float32] = negative(%t0)
+      %t2: Tensor[(n,), float32] = tanh(%t1)
+      return %t2
     }
     def @main(%x: Tensor[(n, 4), float32]) -> Tuple[Tensor[(n, 4), float32], Tensor[(n,), float32]] {
       %a: Tensor[(n, 4), float32] = relu(%x)
       %c: Tensor[(n, 4), float32] = call_fused(%a, func="fused_exp_add")
-      %s: Tensor[(n,), float32] = sum(%c, axes=[1], keepdims=0)
-      %f: Tensor[(n,), float32] = call_fused(%s, func="fused_negative_tanh")
+      %f: Tensor[(n,), float32] = call_fused(%c, func="fused_sum_negative_tanh")
       %r: Tuple[Tensor[(n, 4), float32], Tensor[(n,), float32]] = (%c, %f)
       return %r
     }
@@ -232,6 +233,114 @@ TEST(GraphFuseOps, AnAnchorGroupHasOneAnchorAndOnlyEpiloguesOfItsType) {
     }
     const[0]: Tensor[(3, 2), float32] = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
     const[1]: Tensor[(2, 3), float32] = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+  )");
+}
+
+TEST(GraphFuseOps, ReductionTakesItsPrologueAndEpilogue) {
+  // RMS: sqrt(mean(d * d) + eps). %d has two uses (both of the multiply) and stays out; the
+  // multiply is the mean's prologue, the add and sqrt of the mean's type its epilogue.
+  expect_pass(fuse, R"(
+    def @main(%x: Tensor[(n, 8), float32], %m: Tensor[(n, 1), float32],
+              %eps: Tensor[(), float32]) -> Tensor[(n, 1), float32] {
+      %d: Tensor[(n, 8), float32] = subtract(%x, %m)
+      %q: Tensor[(n, 8), float32] = multiply(%d, %d)
+      %v: Tensor[(n, 1), float32] = mean(%q, axes=[1], keepdims=1)
+      %a: Tensor[(n, 1), float32] = add(%v, %eps)
+      %r: Tensor[(n, 1), float32] = sqrt(%a)
+      return %r
+    }
+  )",
+              R"(
+    def @fused_multiply_mean_add_sqrt(%p0: Tensor[(n, 8), float32],
+                                      %p1: Tensor[(), float32]) -> Tensor[(n, 1), float32] {
+      %t0: Tensor[(n, 8), float32] = multiply(%p0, %p0)
+      %t1: Tensor[(n, 1), float32] = mean(%t0, axes=[1], keepdims=1)
+      %t2: Tensor[(n, 1), float32] = add(%t1, %p1)
+      %t3: Tensor[(n, 1), float32] = sqrt(%t2)
+      return %t3
+    }
+    def @main(%x: Tensor[(n, 8), float32], %m: Tensor[(n, 1), float32],
+              %eps: Tensor[(), float32]) -> Tensor[(n, 1), float32] {
+      %d: Tensor[(n, 8), float32] = subtract(%x, %m)
+      %r: Tensor[(n, 1), float32] = call_fused(%d, %eps, func="fused_multiply_mean_add_sqrt")
+      return %r
+    }
+  )");
+}
+
+TEST(GraphFuseOps, ReductionPrologueTreeWithoutEpilogue) {
+  // log(sum(exp(x - m))): the broadcast subtract and the exp are the sum's prologue; the sum's
+  // value is read by a consumer of another type, which does not adopt it.
+  expect_pass(fuse, R"(
+    def @main(%x: Tensor[(n, 8), float32], %m: Tensor[(n, 1), float32]) -> Tensor[(n, 8), float32] {
+      %d: Tensor[(n, 8), float32] = subtract(%x, %m)
+      %e: Tensor[(n, 8), float32] = exp(%d)
+      %s: Tensor[(n, 1), float32] = sum(%e, axes=[1], keepdims=1)
+      %y: Tensor[(n, 8), float32] = divide(%x, %s)
+      return %y
+    }
+  )",
+              R"(
+    def @fused_subtract_exp_sum(%p0: Tensor[(n, 8), float32],
+                                %p1: Tensor[(n, 1), float32]) -> Tensor[(n, 1), float32] {
+      %t0: Tensor[(n, 8), float32] = subtract(%p0, %p1)
+      %t1: Tensor[(n, 8), float32] = exp(%t0)
+      %t2: Tensor[(n, 1), float32] = sum(%t1, axes=[1], keepdims=1)
+      return %t2
+    }
+    def @main(%x: Tensor[(n, 8), float32], %m: Tensor[(n, 1), float32]) -> Tensor[(n, 8), float32] {
+      %s: Tensor[(n, 1), float32] = call_fused(%x, %m, func="fused_subtract_exp_sum")
+      %y: Tensor[(n, 8), float32] = divide(%x, %s)
+      return %y
+    }
+  )");
+}
+
+TEST(GraphFuseOps, ReductionLimits) {
+  // Softmax's exp has two uses (the sum and the divide): it is nobody's prologue. A 0-d sum takes
+  // its prologue but no epilogue. A reduction is not a prologue of another reduction, and an
+  // anchor group is not a reduction's prologue.
+  expect_pass(fuse, R"(
+    def @main(%x: Tensor[(n, 8), float32], %w: Tensor[(8, 8), float32]) -> Tuple[Tensor[(n, 8), float32], Tensor[(), float32], Tensor[(n,), int64], Tensor[(n,), float32]] {
+      %e: Tensor[(n, 8), float32] = exp(%x)
+      %s: Tensor[(n, 1), float32] = sum(%e, axes=[1], keepdims=1)
+      %y: Tensor[(n, 8), float32] = divide(%e, %s)
+      %a: Tensor[(n, 8), float32] = abs(%x)
+      %t: Tensor[(), float32] = sum(%a, keepdims=0)
+      %z: Tensor[(), float32] = negative(%t)
+      %mx: Tensor[(n, 1), float32] = max(%x, axes=[1], keepdims=1)
+      %am: Tensor[(n,), int64] = argmax(%mx, axis=1, keepdims=0)
+      %g: Tensor[(n, 8), float32] = matmul(%x, %w)
+      %h: Tensor[(n, 8), float32] = relu(%g)
+      %mn: Tensor[(n,), float32] = min(%h, axes=[1], keepdims=0)
+      %r: Tuple[Tensor[(n, 8), float32], Tensor[(), float32], Tensor[(n,), int64], Tensor[(n,), float32]] = (%y, %z, %am, %mn)
+      return %r
+    }
+  )",
+              R"(
+    def @fused_abs_sum(%p0: Tensor[(n, 8), float32]) -> Tensor[(), float32] {
+      %t0: Tensor[(n, 8), float32] = abs(%p0)
+      %t1: Tensor[(), float32] = sum(%t0, keepdims=0)
+      return %t1
+    }
+    def @fused_matmul_relu(%p0: Tensor[(n, 8), float32], %p1: Tensor[(8, 8), float32]) -> Tensor[(n, 8), float32] {
+      %t0: Tensor[(n, 8), float32] = matmul(%p0, %p1)
+      %t1: Tensor[(n, 8), float32] = relu(%t0)
+      return %t1
+    }
+    def @main(%x: Tensor[(n, 8), float32], %w: Tensor[(8, 8), float32]) -> Tuple[Tensor[(n, 8), float32], Tensor[(), float32], Tensor[(n,), int64], Tensor[(n,), float32]] {
+      %e: Tensor[(n, 8), float32] = exp(%x)
+      %s: Tensor[(n, 1), float32] = sum(%e, axes=[1], keepdims=1)
+      %y: Tensor[(n, 8), float32] = divide(%e, %s)
+      %t: Tensor[(), float32] = call_fused(%x, func="fused_abs_sum")
+      %z: Tensor[(), float32] = negative(%t)
+      %mx: Tensor[(n, 1), float32] = max(%x, axes=[1], keepdims=1)
+      %am: Tensor[(n,), int64] = argmax(%mx, axis=1, keepdims=0)
+      %h: Tensor[(n, 8), float32] = call_fused(%x, %w, func="fused_matmul_relu")
+      %mn: Tensor[(n,), float32] = min(%h, axes=[1], keepdims=0)
+      %r: Tuple[Tensor[(n, 8), float32], Tensor[(), float32], Tensor[(n,), int64], Tensor[(n,), float32]] = (%y, %z, %am, %mn)
+      return %r
+    }
   )");
 }
 
