@@ -10,7 +10,8 @@
 //     holding it;
 //   cumsum: a constant axis of 16 or more is a blocked scan, O(n sqrt(n)) (cumsum_blocked);
 //     a shorter or symbolic one is out[i] = sum over k of (k <= i ? x[k] : 0), quadratic;
-//   topk: a rank per element, then a gather of ranks 0..k-1 (quadratic as well, see compute_topk).
+//   topk: k up to 32, k selection passes over the axis, O(k n) (topk_select); a larger or symbolic
+//     k, a rank per element, then a gather of ranks 0..k-1 (quadratic, see compute_topk).
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -34,6 +35,8 @@ using ir::Var;
 constexpr int64_t kUnrolledProd = 64;
 // Shorter constant cumsum axes keep the one-stage quadratic form.
 constexpr int64_t kBlockedCumsumMin = 16;
+// TopK by selection (2k stages) up to this k; ranking beyond.
+constexpr int64_t kSelectTopkMax = 32;
 
 struct ReducePlan {
   std::vector<int> axes;  // reduced input axes, sorted
@@ -289,7 +292,66 @@ std::vector<te::Tensor> compute_cumsum(const graph::CallNode& call, const te::Te
   return {map(p, red, out, [](const PrimExpr& v) { return v; }, "cumsum")};
 }
 
-// topk by ranking: rank[i] = the number of elements before x[i] in the output order (better, or
+// topk by selection, for a constant k up to kSelectTopkMax: pass j finds the best element
+// coming after pass j-1's (value, index) in the output order (worse, or equal at a higher
+// index: ONNX's tie rule) — a max/min over the axis, then the lowest index holding it. 2k
+// reductions of n terms (O(k n)) instead of the ranking's n^2; the output is sorted.
+std::vector<te::Tensor> topk_select(const te::Tensor& x, int axis, int64_t k, bool largest, DataType acc,
+                                    const std::vector<PrimExpr>& out_shape) {
+  DataType i32 = DataType::int32(), i64 = DataType::int64();
+  std::vector<PrimExpr> kept = x.shape();
+  kept[axis] = ir::int_imm(1);
+  auto along = [&](const std::vector<Var>& idx, const PrimExpr& a) {
+    std::vector<PrimExpr> in(idx.begin(), idx.end());
+    in[axis] = a;
+    return in;
+  };
+  std::vector<te::Tensor> vals, inds;
+  for (int64_t j = 0; j < k; ++j) {
+    // q is a candidate for pass j: it comes after pass j-1's pick.
+    auto candidate = [&](const std::vector<Var>& idx, const PrimExpr& xq, const PrimExpr& q) -> PrimExpr {
+      if (j == 0) return ir::bool_imm(true);
+      PrimExpr v = vals.back()(along(idx, ir::int_imm(0))), i = inds.back()(along(idx, ir::int_imm(0)));
+      return (largest ? xq < v : xq > v) || (ir::eq(xq, v) && q > i);
+    };
+    std::string pass = std::to_string(j);
+    te::IterVar q = te::reduce_axis(0, x.shape()[axis], "q");
+    te::Tensor v = te::compute(
+        kept,
+        [&](const std::vector<Var>& idx) {
+          PrimExpr xq = convert(acc, x(along(idx, q.var())));
+          te::ReduceKind kind = largest ? te::ReduceKind::kMax : te::ReduceKind::kMin;
+          PrimExpr src = ir::select(candidate(idx, xq, q.var()), xq, te::reduce_identity(kind, acc));
+          return largest ? te::max(src, {q}) : te::min(src, {q});
+        },
+        "topk.value" + pass);
+    te::IterVar r = te::reduce_axis(0, x.shape()[axis], "r");
+    te::Tensor i = te::compute(
+        kept,
+        [&](const std::vector<Var>& idx) {
+          PrimExpr xr = convert(acc, x(along(idx, r.var())));
+          PrimExpr hit = candidate(idx, xr, r.var()) && ir::eq(xr, v(along(idx, ir::int_imm(0))));
+          return te::min(ir::select(hit, ir::cast(i32, r.var()), ir::int_imm(INT32_MAX)), {r});
+        },
+        "topk.index" + pass);
+    vals.push_back(v);
+    inds.push_back(i);
+  }
+  auto pick = [&](const std::vector<te::Tensor>& stage, DataType dtype, const std::string& name) {
+    return te::compute(
+        out_shape,
+        [&](const std::vector<Var>& idx) {
+          PrimExpr r = ir::cast(dtype, stage.back()(along(idx, ir::int_imm(0))));
+          for (int64_t j = k - 1; j-- > 0;)
+            r = ir::select(ir::eq(idx[axis], ir::int_imm(j)), ir::cast(dtype, stage[j](along(idx, ir::int_imm(0)))), r);
+          return r;
+        },
+        name);
+  };
+  return {pick(vals, acc, "topk.values.sel"), pick(inds, i64, "topk.indices")};
+}
+
+// topk by ranking (k symbolic or above kSelectTopkMax): rank[i] = the number of elements before x[i] in the output order (better, or
 // equal and at a lower index: ONNX's tie rule), a permutation of the axis; output j gathers the
 // element of rank j. Quadratic in the axis length; the output is always sorted.
 std::vector<te::Tensor> compute_topk(const graph::CallNode& call, const te::Tensor& x) {
@@ -297,6 +359,16 @@ std::vector<te::Tensor> compute_topk(const graph::CallNode& call, const te::Tens
   bool largest = graph::get_int(call.attrs(), "largest", 1) != 0;
   DataType out = x.dtype(), acc = compute_dtype(out), i64 = DataType::int64();
   PrimExpr n = x.shape()[axis];
+  const std::vector<PrimExpr>& out_shape = call.type().field(0).shape();
+  if (std::optional<int64_t> k = ir::as_const_int(out_shape[axis]); k && *k >= 1 && *k <= kSelectTopkMax) {
+    std::vector<te::Tensor> r = topk_select(x, axis, *k, largest, acc, out_shape);
+    if (acc != out) {
+      ReducePlan p;
+      p.out_shape = out_shape;
+      r[0] = map(p, r[0], out, [](const PrimExpr& v) { return v; }, "topk.values");
+    }
+    return r;
+  }
   auto along = [&](const std::vector<Var>& idx, const PrimExpr& a) {
     std::vector<PrimExpr> in(idx.begin(), idx.end());
     in[axis] = a;
@@ -312,7 +384,6 @@ std::vector<te::Tensor> compute_topk(const graph::CallNode& call, const te::Tens
         return te::sum(ir::select(before, ir::int_imm(1), ir::int_imm(0)), {q});
       },
       "topk.rank");
-  const std::vector<PrimExpr>& out_shape = call.type().field(0).shape();
   auto gather = [&](DataType dtype, const std::function<PrimExpr(const std::vector<Var>&, const PrimExpr&)>& value,
                     const std::string& name) {
     te::IterVar i = te::reduce_axis(0, n, "i");
