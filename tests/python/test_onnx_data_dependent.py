@@ -175,3 +175,48 @@ def test_compress_matches_numpy(axis):
         want = np.compress(c, x, axis=axis)
         assert got.shape == want.shape, (shape, c, axis)
         np.testing.assert_array_equal(got, want)
+
+
+def test_loop_carried_value_grown_by_run_time_slices_and_a_nested_if():
+    # Each iteration appends x[i:i+1] (once when i is even, twice when odd, through an If in the
+    # body that reads the carried value): the carried length changes per iteration, so it is a
+    # symbolic dim bound per body call and from the loop's result; against onnxruntime.
+    onnxruntime = pytest.importorskip("onnxruntime")
+    INT64, FLOAT, BOOL = TensorProto.INT64, TensorProto.FLOAT, TensorProto.BOOL
+    then_g = helper.make_graph([helper.make_node("Concat", ["y_in", "s"], ["t_out"], axis=0)], "then", [],
+                               [helper.make_tensor_value_info("t_out", FLOAT, [None])])
+    else_g = helper.make_graph([helper.make_node("Concat", ["y_in", "s", "s"], ["e_out"], axis=0)], "else", [],
+                               [helper.make_tensor_value_info("e_out", FLOAT, [None])])
+    body_nodes = [
+        helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+        helper.make_node("Add", ["i", "one"], ["end"]),
+        helper.make_node("Unsqueeze", ["i", "zero"], ["st"]),
+        helper.make_node("Unsqueeze", ["end", "zero"], ["en"]),
+        helper.make_node("Slice", ["x", "st", "en"], ["s"]),
+        helper.make_node("Mod", ["i", "two"], ["odd_i"]),
+        helper.make_node("Equal", ["odd_i", "zero_s"], ["even"]),
+        helper.make_node("If", ["even"], ["y_out"], then_branch=then_g, else_branch=else_g),
+    ]
+    body = helper.make_graph(
+        body_nodes, "body",
+        [helper.make_tensor_value_info("i", INT64, []), helper.make_tensor_value_info("cond_in", BOOL, []),
+         helper.make_tensor_value_info("y_in", FLOAT, [None])],
+        [helper.make_tensor_value_info("cond_out", BOOL, []), helper.make_tensor_value_info("y_out", FLOAT, [None])],
+        [helper.make_tensor("one", INT64, [], [1]), helper.make_tensor("zero", INT64, [1], [0]),
+         helper.make_tensor("two", INT64, [], [2]), helper.make_tensor("zero_s", INT64, [], [0])])
+    loop = helper.make_node("Loop", ["M", "c", "y0"], ["y"], body=body)
+    graph = helper.make_graph(
+        [loop], "g",
+        [helper.make_tensor_value_info("M", INT64, []), helper.make_tensor_value_info("c", BOOL, []),
+         helper.make_tensor_value_info("y0", FLOAT, [1]), helper.make_tensor_value_info("x", FLOAT, [6])],
+        [helper.make_tensor_value_info("y", FLOAT, [None])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model)
+    fn = anvil.runtime.VirtualMachine(anvil.compile(anvil.frontend.from_onnx(model)), anvil.cpu())["main"]
+    sess = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    x = np.random.default_rng(SEED + 4).standard_normal(6).astype(np.float32)
+    for m in range(6):
+        feeds = {"M": np.array(m, np.int64), "c": np.array(True), "y0": np.array([7.0], np.float32), "x": x}
+        got = fn(*[anvil.tensor(v) for v in feeds.values()]).numpy()
+        (want,) = sess.run(None, feeds)
+        np.testing.assert_array_equal(got, want)

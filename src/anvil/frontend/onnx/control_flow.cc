@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <limits>
+#include <set>
 #include <unordered_set>
 
 #include "anvil/base/error.h"
@@ -324,6 +325,8 @@ void convert_loop(ImportState& state, const NodeProto& node, const std::string& 
     convert_body(sub, body, "body", prefix);
     name = finish_body(sub, body, node_hint(node) + "_body", prefix, &ret);
   };
+  std::set<std::string> before;  // the module's functions before the body (and those nested in it)
+  for (const auto& kv : *state.functions) before.insert(kv.first);
   import_body();
   // A carried value whose dimensions an iteration changes (a slice by the iteration number):
   // those dimensions become symbolic (bound per call and from the result) and the body is
@@ -338,7 +341,8 @@ void convert_loop(ImportState& state, const NodeProto& node, const std::string& 
       if (u) carried_types[k] = *u, widened = true;
     }
     if (widened) {
-      state.functions->erase(name);
+      for (auto it = state.functions->begin(); it != state.functions->end();)
+        it = before.count(it->first) ? std::next(it) : state.functions->erase(it);
       import_body();
     }
   }
