@@ -526,18 +526,24 @@ TEST_F(NnKernels, InstanceAndGroupNorm) {
       want.push_back((x.v[o * 35 + i] - mean) / std::sqrt(var + 1e-5) * g.v[o % 6] + b.v[o % 6]);
   }
   expect_close(run(k, {x, g, b}, s, {{"n", 2}}), want, {}, "instance_norm");
-  Kernel gn = build("nn.group_norm", {Type::tensor(s, f32), ts({6}, f32), ts({6}, f32)},
-                    {{"num_groups", AttrValue(3)}, {"epsilon", AttrValue(1e-5)}});
-  std::vector<double> want_g;
-  for (int64_t o = 0; o < 6; ++o) {  // (n, group): 2 channels x 35
-    double mean, var;
-    moments(x.v, 6, 70, o, mean, var);
-    for (int64_t i = 0; i < 70; ++i) {
-      int64_t c = (o % 3) * 2 + i / 35;
-      want_g.push_back((x.v[o * 70 + i] - mean) / std::sqrt(var + 1e-5) * g.v[c] + b.v[c]);
+  // group_norm over W = 7 (one reduction) and W = 64 (lane partials over the last dim, then the lanes).
+  for (const int64_t W : {7, 64}) {
+    Shape sg = {2, 6, 5, W};
+    Data xg = random(sg, rng);
+    const int64_t per = 2 * 5 * W, plane = 5 * W;
+    Kernel gn = build("nn.group_norm", {Type::tensor(sg, f32), ts({6}, f32), ts({6}, f32)},
+                      {{"num_groups", AttrValue(3)}, {"epsilon", AttrValue(1e-5)}});
+    std::vector<double> want_g;
+    for (int64_t o = 0; o < 6; ++o) {  // (n, group): 2 channels x 5 x W
+      double mean, var;
+      moments(xg.v, 6, per, o, mean, var);
+      for (int64_t i = 0; i < per; ++i) {
+        int64_t c = (o % 3) * 2 + i / plane;
+        want_g.push_back((xg.v[o * per + i] - mean) / std::sqrt(var + 1e-5) * g.v[c] + b.v[c]);
+      }
     }
+    expect_close(run(gn, {xg, g, b}, sg), want_g, {}, "group_norm W " + std::to_string(W));
   }
-  expect_close(run(gn, {x, g, b}, s), want_g, {}, "group_norm");
 }
 
 TEST_F(NnKernels, Lrn) {

@@ -9,7 +9,9 @@
 // (and computes float16/bfloat16 in float32).
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <optional>
 
 #include "anvil/arith/simplify.h"
 #include "anvil/graph/attrs.h"
@@ -188,31 +190,51 @@ std::vector<te::Tensor> instance_norm(const graph::CallNode& call, const std::ve
                    [&](const std::vector<Var>& i, PrimExpr v) { return channel_affine(in, i, v); }, "instance_norm");
 }
 
-// Stats per (n, group): the data viewed as [N, G, C/G, spatial...] inside the reductions.
+// Stats per (n, group): the data viewed as [N, G, C/G, spatial...] inside the reductions. A
+// last dim of constant length, a multiple of a vector (at least two), is split as in
+// reduce_over: lane partials [N, G, lanes] over (C/G, spatial..., last / lanes) with the lane
+// axis vectorised, then a reduction of the lanes.
 std::vector<te::Tensor> group_norm(const graph::CallNode& call, const std::vector<te::Tensor>& in) {
   const te::Tensor& x = in[0];
+  const int nd = x.ndim();
   const int g = int(graph::get_int(call.attrs(), "num_groups"));
   const double eps = graph::get_float(call.attrs(), "epsilon", 1e-5);
   DataType dt = x.dtype();
   const PrimExpr cg = ir::floordiv(x.shape()[1], g);
-  std::vector<te::IterVar> axes = {te::reduce_axis(0, cg, "rc")};
   PrimExpr cnt = cg;
-  for (int d = 2; d < x.ndim(); ++d) {
-    axes.push_back(te::reduce_axis(0, x.shape()[d], "r" + std::to_string(d)));
-    cnt = cnt * x.shape()[d];
-  }
+  for (int d = 2; d < nd; ++d) cnt = cnt * x.shape()[d];
   const PrimExpr fcnt = ir::cast(dt, cnt);
-  auto at = [&](const Var& n, const Var& grp) {
-    std::vector<PrimExpr> idx = {n, grp * cg + axes[0]};
-    for (size_t a = 1; a < axes.size(); ++a) idx.push_back(axes[a]);
-    return x(idx);
+  const int lanes = kReductionVectorBytes / std::max(1, dt.bits() / 8);
+  const std::optional<int64_t> last = nd >= 3 ? ir::as_const_int(x.shape()[nd - 1]) : std::nullopt;
+  const bool split = last && *last % lanes == 0 && *last >= 2 * lanes;
+  // sum over the group of f(x index), as one reduction or lane partials then the lanes.
+  auto group_reduce = [&](const std::function<PrimExpr(const std::vector<PrimExpr>&, const Var&, const Var&)>& f,
+                          const std::string& name) {
+    std::vector<te::IterVar> axes = {te::reduce_axis(0, cg, "rc")};
+    for (int d = 2; d < nd; ++d) {
+      PrimExpr extent = split && d == nd - 1 ? PrimExpr(ir::int_imm(*last / lanes)) : x.shape()[d];
+      axes.push_back(te::reduce_axis(0, extent, "r" + std::to_string(d)));
+    }
+    auto index = [&](const Var& n, const Var& grp, const Var* lane) {
+      std::vector<PrimExpr> idx = {n, grp * cg + axes[0]};
+      for (size_t a = 1; a < axes.size(); ++a) idx.push_back(axes[a]);
+      if (lane) idx.back() = idx.back() * lanes + *lane;
+      return idx;
+    };
+    if (!split)
+      return te::compute({x.shape()[0], g}, [&](Var n, Var grp) { return te::sum(f(index(n, grp, nullptr), n, grp), axes); },
+                         name);
+    te::Tensor part = te::compute(
+        {x.shape()[0], g, lanes}, [&](Var n, Var grp, Var l) { return te::sum(f(index(n, grp, &l), n, grp), axes); },
+        name + std::string(kLanePartialSuffix));
+    te::IterVar rl = te::reduce_axis(0, lanes, "rl");
+    return te::compute({x.shape()[0], g}, [&](Var n, Var grp) { return te::sum(part(n, grp, rl), {rl}); }, name);
   };
-  te::Tensor sum = te::compute({x.shape()[0], g}, [&](Var n, Var grp) { return te::sum(at(n, grp), axes); }, "norm_sum");
-  te::Tensor sq = te::compute(
-      {x.shape()[0], g},
-      [&](Var n, Var grp) {
-        PrimExpr dev = at(n, grp) - sum(n, grp) / fcnt;
-        return te::sum(dev * dev, axes);
+  te::Tensor sum = group_reduce([&](const std::vector<PrimExpr>& i, const Var&, const Var&) { return x(i); }, "norm_sum");
+  te::Tensor sq = group_reduce(
+      [&](const std::vector<PrimExpr>& i, const Var& n, const Var& grp) {
+        PrimExpr dev = x(i) - sum(n, grp) / fcnt;
+        return dev * dev;
       },
       "norm_sqsum");
   return {te::compute(
