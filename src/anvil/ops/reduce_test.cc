@@ -245,7 +245,9 @@ TEST_F(ReduceKernels, TopkSortedWithLowerIndexFirstOnTies) {
   std::vector<double> x = random_values(numel(shape), rng, -6, 6, true);  // ties
   Tensor in = make_tensor(shape, DataType::float32(), x);
   // k 5 and 2 take the selection passes, k 35 (over kSelectTopkMax) the ranking.
-  for (auto [axis, k] : {std::pair<int, int64_t>{1, 5}, {0, 2}, {1, 35}}) {
+  for (std::pair<int, int64_t> axis_k : {std::pair<int, int64_t>{1, 5}, {0, 2}, {1, 35}}) {
+    const int axis = axis_k.first;
+    const int64_t k = axis_k.second;
     for (int largest : {0, 1}) {
       int64_t len = shape[axis], other = shape[1 - axis];
       SCOPED_TRACE(::testing::Message() << "axis " << axis << " k " << k << " largest " << largest);
