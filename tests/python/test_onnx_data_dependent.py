@@ -220,3 +220,33 @@ def test_loop_carried_value_grown_by_run_time_slices_and_a_nested_if():
         got = fn(*[anvil.tensor(v) for v in feeds.values()]).numpy()
         (want,) = sess.run(None, feeds)
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+@pytest.mark.parametrize("is_sorted", [1, 0])
+def test_unique_matches_numpy(axis, is_sorted):
+    # All four outputs on a symbolic [N, M] int32 input with many repeats; unsorted = numpy's
+    # sorted result reordered by first occurrence.
+    kw = {"sorted": is_sorted} if axis is None else {"sorted": is_sorted, "axis": axis}
+    node = helper.make_node("Unique", ["x"], ["y", "idx", "inv", "cnt"], **kw)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.INT32, ["N", "M"])],
+                              [helper.make_tensor_value_info(o, TensorProto.INT64 if o != "y" else TensorProto.INT32, None)
+                               for o in ["y", "idx", "inv", "cnt"]])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    fn = anvil.runtime.VirtualMachine(anvil.compile(anvil.frontend.from_onnx(model)), anvil.cpu())["main"]
+    rng = np.random.default_rng(SEED + 5)
+    for trial in range(8):
+        shape = tuple(int(d) for d in rng.integers(1, 7, 2))
+        x = rng.integers(0, 1 + trial % 3, shape).astype(np.int32)  # values 0..k: many repeats
+        got = [o.numpy() for o in fn(anvil.tensor(x))]
+        y, idx, inv, cnt = np.unique(x, return_index=True, return_inverse=True, return_counts=True, axis=axis)
+        inv = inv.reshape(-1)
+        if not is_sorted:
+            order = np.argsort(idx, kind="stable")
+            rank = np.empty_like(order)
+            rank[order] = np.arange(len(order))
+            y = np.take(y, order, axis=0 if axis is None else axis)
+            idx, cnt, inv = idx[order], cnt[order], rank[inv]
+        for g, w in zip(got, [y, idx, inv, cnt]):
+            assert g.shape == w.shape, (shape, axis, g.shape, w.shape)
+            np.testing.assert_array_equal(g, w)

@@ -119,9 +119,11 @@ inline constexpr const char* kCallLoop = "loop";
 // Shapes from values (graph/ops/data_dependent.cc): typed with fresh dims when built.
 inline constexpr const char* kNonZero = "nonzero";
 inline constexpr const char* kDynamicSlice = "dynamic_slice";
+inline constexpr const char* kUnique = "unique";
 // Calls whose type is given when they are built, not inferred from their arguments.
 inline bool call_keeps_type(const std::string& op) {
-  return op == kCallTIR || op == kCallFused || op == kCallIf || op == kCallLoop || op == kNonZero || op == kDynamicSlice;
+  return op == kCallTIR || op == kCallFused || op == kCallIf || op == kCallLoop || op == kNonZero || op == kDynamicSlice ||
+         op == kUnique;
 }
 
 struct Call {

@@ -324,7 +324,7 @@ class FunctionEmitter {
     if (op == "shape_to_tensor") return shape_to_tensor(call);
     if (op == graph::kCallIf) return emit_if(call);
     if (op == graph::kCallLoop) return emit_loop(call);
-    if (op == graph::kNonZero || op == graph::kDynamicSlice) return emit_data_dependent(call);
+    if (op == graph::kNonZero || op == graph::kDynamicSlice || op == graph::kUnique) return emit_data_dependent(call);
     value_error(name_, ": the call of graph operator '", op, "' was not lowered to a kernel (run lower_graph first)");
   }
 
@@ -414,13 +414,17 @@ class FunctionEmitter {
     return Arg::reg(result);
   }
 
-  // nonzero / dynamic_slice: a host builtin computes the result (its shape depends on values),
+  // nonzero / dynamic_slice / unique: a host builtin computes the result (its shape depends on values),
   // whose fresh dims are then bound from it like a control-flow result's.
   Arg emit_data_dependent(const graph::CallNode& call) {
     std::vector<Arg> args;
     for (const Expr& a : call.args()) args.push_back(emit_expr(a, -1));
     if (call.op() == graph::kDynamicSlice && args.size() == 4)
       args.push_back(Arg::constant(b_.add_constant(Value::shape(graph::get_ints(call.attrs(), "axes")))));
+    if (call.op() == graph::kUnique) {
+      args.push_back(b_.int_arg(graph::get_int(call.attrs(), "sorted")));
+      args.push_back(b_.int_arg(graph::get_int(call.attrs(), "axis")));
+    }
     RegName out = new_reg();
     b_.emit_call(str_cat("vm.builtin.", call.op()), args, out);
     bind_result_dims(Arg::reg(out), call.type(), str_cat("the result of ", call.op()));

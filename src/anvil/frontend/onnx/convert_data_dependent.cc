@@ -1,4 +1,4 @@
-// NonZero, Slice and Compress whose output shape depends on values known only at run time (see
+// NonZero, Slice, Compress and Unique whose output shape depends on values known only at run time (see
 // the header).
 #include "anvil/frontend/onnx/convert_data_dependent.h"
 
@@ -129,8 +129,40 @@ std::vector<graph::Expr> convert_compress(ImportContext& ctx) {
   return {ctx.emit("take", {x, idx}, {{"axis", axis}})};
 }
 
+// Unique(x; sorted, axis): one call of the graph op unique giving all four outputs.
+std::vector<graph::Expr> convert_unique(ImportContext& ctx) {
+  graph::Expr x = ctx.input(0);
+  const graph::Type& xt = x.type();
+  if (!xt.is_tensor() || !xt.has_rank()) ctx.unsupported("Unique of a tensor of unknown rank");
+  int64_t axis = -1;
+  std::vector<ir::PrimExpr> y_dims;
+  ir::PrimExpr u = fresh_dim(ctx, "_unique"), n;
+  if (ctx.has_attr("axis")) {
+    axis = ctx.attr_int("axis");
+    if (axis < 0) axis += xt.ndim();
+    if (axis < 0 || axis >= xt.ndim()) ctx.bad_model(str_cat("axis ", ctx.attr_int("axis"), " is out of range for rank ", xt.ndim()));
+    y_dims = xt.shape();
+    n = y_dims[static_cast<size_t>(axis)];
+    y_dims[static_cast<size_t>(axis)] = u;
+  } else {
+    y_dims = {u};
+    n = graph::num_elements(xt.shape());
+  }
+  auto vec = [](const ir::PrimExpr& d) { return graph::Type::tensor({d}, DataType::int64()); };
+  graph::Type type = graph::Type::tuple({graph::Type::tensor(y_dims, xt.dtype()), vec(u), vec(n), vec(u)});
+  graph::Expr call = ctx.builder().emit(
+      graph::Call::make(graph::kUnique, {x}, {{"sorted", ctx.attr_int("sorted", 1)}, {"axis", axis}}, type),
+      sanitize_name(ctx.node().output(0)) + "_all");
+  std::vector<graph::Expr> outs;
+  for (int i = 0; i < ctx.num_outputs(); ++i) outs.push_back(ctx.builder().emit(graph::TupleGetItem::make(call, i)));
+  return outs;
+}
+
 }  // namespace
 
-void register_data_dependent_converters() { register_converter("Compress", convert_compress); }
+void register_data_dependent_converters() {
+  register_converter("Compress", convert_compress);
+  register_converter("Unique", convert_unique);
+}
 
 }  // namespace anvil::frontend::onnx

@@ -6,6 +6,9 @@
 //       run time: 1-d int32/int64 tensors, one value per axis, clamped as Slice says).
 //   dynamic_slice(x, starts, ends, steps, axes) -> the same with run-time axes (a fifth 1-d
 //       integer tensor, negative axes counting from the end): every dim a fresh Var.
+//   unique(x; sorted=0|1, axis=-1 for none, else a normalized axis)
+//       -> Tuple[Y, indices (u,), inverse_indices (n,), counts (u,)] (ONNX Unique; int64 indices):
+//       Y is x flattened to (u,), or x with its axis u long; u a fresh Var, n x's size or axis dim.
 //
 // Like if/loop their fresh dims cannot come from inference: the importer builds the Call with
 // its type, the verifier checks its structure (check_data_dependent_type). kOpaque: lower_graph
@@ -35,7 +38,17 @@ std::string check_data_dependent_type(const CallNode& c) {
   if (c.args().empty() || !c.args()[0].type().is_tensor() || !c.args()[0].type().has_rank())
     return str_cat(c.op(), ": the first argument must be a tensor of known rank");
   const Type& x = c.args()[0].type();
-  if (!t.is_tensor() || !t.has_rank()) return str_cat(c.op(), " must be typed a tensor of known rank");
+  if (c.op() != kUnique && (!t.is_tensor() || !t.has_rank())) return str_cat(c.op(), " must be typed a tensor of known rank");
+  if (c.op() == kUnique) {
+    if (c.args().size() != 1 || !t.is_tuple() || t.fields().size() != 4) return "unique takes x and gives 4 tensors";
+    for (size_t k = 0; k < 4; ++k) {
+      const Type& f = t.fields()[k];
+      if (!f.is_tensor() || !f.has_rank() || f.dtype() != (k == 0 ? x.dtype() : DataType::int64()) ||
+          (k > 0 && f.ndim() != 1))
+        return str_cat("unique: result ", k, " must be ", k == 0 ? "a tensor of x's dtype" : "a 1-d int64 tensor");
+    }
+    return "";
+  }
   if (c.op() == kNonZero) {
     if (c.args().size() != 1) return "nonzero takes one argument";
     if (t.dtype() != DataType::int64() || t.ndim() != 2 || !same_dim(t.dim(0), ir::int_imm(std::max(x.ndim(), 1))) ||
@@ -63,6 +76,8 @@ std::string check_data_dependent_type(const CallNode& c) {
 void register_data_dependent_ops() {
   register_op({kNonZero, 1, 1, OpPattern::kOpaque, data_dependent_type,
                "nonzero(x): the indices of x's non-zero elements, one row per axis (a fresh dim n)"});
+  register_op({kUnique, 1, 1, OpPattern::kOpaque, data_dependent_type,
+               "unique(x; sorted, axis): x's distinct values or slices, first indices, inverse indices, counts"});
   register_op({kDynamicSlice, 4, 5, OpPattern::kOpaque, data_dependent_type,
                "dynamic_slice(x, starts, ends, steps[, axes]; axes): a slice by values known at run time (fresh dims)"});
 }

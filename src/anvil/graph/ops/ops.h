@@ -19,9 +19,9 @@ void register_transform_ops();    // reshape/transpose/concat/split/slice/gather
 void register_shape_ops();        // shape_of, shape_to_tensor and other VM-evaluated ops (shape.cc)
 void register_fused_ops();        // call_fused, a fused group's call (fused.cc)
 void register_control_flow_ops(); // if, loop: calls of branch/body functions (control_flow.cc)
-void register_data_dependent_ops(); // nonzero, dynamic_slice: shapes from values (data_dependent.cc)
+void register_data_dependent_ops(); // nonzero, dynamic_slice, unique: shapes from values (data_dependent.cc)
 
-// What is wrong with a nonzero/dynamic_slice call's given type ("" when it fits; the verifier's check).
+// What is wrong with a nonzero/dynamic_slice/unique call's given type ("" when it fits; the verifier's check).
 std::string check_data_dependent_type(const CallNode& c);
 
 void register_all_ops();

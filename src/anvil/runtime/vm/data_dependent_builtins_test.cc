@@ -1,5 +1,5 @@
-// vm.builtin.nonzero and vm.builtin.dynamic_slice (builtins/data_dependent.cc) against naive
-// references on random tensors: every shape of small rank, every zero fraction from none to all,
+// vm.builtin.nonzero, vm.builtin.dynamic_slice and vm.builtin.unique (builtins/data_dependent.cc)
+// against naive references on random tensors (unique: on hand-checked ones): every shape of small rank, every zero fraction from none to all,
 // starts/ends/steps over and past both ends of each axis (ONNX Slice clamping).
 #include <gtest/gtest.h>
 
@@ -97,6 +97,36 @@ TEST_F(DataDependentBuiltins, DynamicSliceClampsAsOnnxSlice) {
       for (int64_t j : take[1])
         for (int64_t k : take[2]) EXPECT_EQ(o[at++], p[(i * shape[1] + j) * shape[2] + k]);
   }
+}
+
+TEST_F(DataDependentBuiltins, UniqueSortedAndInFirstOccurrenceOrder) {
+  // x = [3, 1, 3, 2, 1, 3]: sorted Y [1, 2, 3], first at [1, 3, 0], counts [2, 1, 3];
+  // unsorted Y [3, 1, 2]. Slices along axis 0 of [[1, 2], [0, 5], [1, 2]]: [[0, 5], [1, 2]].
+  Tensor x = Tensor::empty({6}, DataType::int64());
+  int64_t values[] = {3, 1, 3, 2, 1, 3};
+  std::memcpy(x.data(), values, sizeof values);
+  auto ints = [](const Value& v, size_t i) {
+    Tensor t = v.as_array()[i].as_tensor();
+    const auto* p = static_cast<const int64_t*>(t.data());
+    return std::vector<int64_t>(p, p + t.numel());
+  };
+  Value s = call("vm.builtin.unique", {x, int64_t{1}, int64_t{-1}});
+  EXPECT_EQ(ints(s, 0), (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_EQ(ints(s, 1), (std::vector<int64_t>{1, 3, 0}));
+  EXPECT_EQ(ints(s, 2), (std::vector<int64_t>{2, 0, 2, 1, 0, 2}));
+  EXPECT_EQ(ints(s, 3), (std::vector<int64_t>{2, 1, 3}));
+  Value f = call("vm.builtin.unique", {x, int64_t{0}, int64_t{-1}});
+  EXPECT_EQ(ints(f, 0), (std::vector<int64_t>{3, 1, 2}));
+  EXPECT_EQ(ints(f, 1), (std::vector<int64_t>{0, 1, 3}));
+  EXPECT_EQ(ints(f, 2), (std::vector<int64_t>{0, 1, 0, 2, 1, 0}));
+  EXPECT_EQ(ints(f, 3), (std::vector<int64_t>{3, 2, 1}));
+  Tensor m = Tensor::empty({3, 2}, DataType::int64());
+  int64_t rows[] = {1, 2, 0, 5, 1, 2};
+  std::memcpy(m.data(), rows, sizeof rows);
+  Value r = call("vm.builtin.unique", {m, int64_t{1}, int64_t{0}});
+  EXPECT_EQ(r.as_array()[0].as_tensor().shape(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(ints(r, 0), (std::vector<int64_t>{0, 5, 1, 2}));
+  EXPECT_EQ(ints(r, 2), (std::vector<int64_t>{1, 0, 1}));
 }
 
 TEST_F(DataDependentBuiltins, DynamicSliceRejectsAZeroStepAndBadAxes) {

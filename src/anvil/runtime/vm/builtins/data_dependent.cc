@@ -1,8 +1,9 @@
 // Builtins whose result shape depends on tensor values (what vm_codegen emits for the graph ops
-// nonzero and dynamic_slice): they run on the host and allocate their result; the bytecode then
+// nonzero, dynamic_slice and unique): they run on the host and allocate their result; the bytecode then
 // binds the result's fresh symbolic dims from its shape (match_shape), so later kernels size by them.
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 #include "anvil/runtime/registry.h"
 #include "anvil/runtime/vm/builtins/builtins.h"
@@ -12,6 +13,7 @@ namespace {
 
 constexpr const char* kNonZero = "vm.builtin.nonzero";
 constexpr const char* kDynamicSlice = "vm.builtin.dynamic_slice";
+constexpr const char* kUnique = "vm.builtin.unique";
 
 // A compact host copy (kernels and these loops read row-major bytes).
 Tensor on_host(Tensor t) {
@@ -146,9 +148,110 @@ Value dynamic_slice(Args args) {
   return Value(out);
 }
 
+// One element as a long double (exact for every int64 and double), for ordering; nullopt for
+// dtypes Unique does not compare.
+std::optional<long double> element_value(const char* p, DataType d) {
+  if (d == DataType::float32()) return *reinterpret_cast<const float*>(p);
+  if (d == DataType::float64()) return *reinterpret_cast<const double*>(p);
+  if (d.is_bool()) return *reinterpret_cast<const uint8_t*>(p) != 0 ? 1 : 0;
+  if (d.is_int() && d.bits() >= 8) {
+    int64_t v = 0;
+    switch (d.bytes()) {
+      case 1: v = *reinterpret_cast<const int8_t*>(p); break;
+      case 2: v = *reinterpret_cast<const int16_t*>(p); break;
+      case 4: v = *reinterpret_cast<const int32_t*>(p); break;
+      default: v = *reinterpret_cast<const int64_t*>(p); break;
+    }
+    return static_cast<long double>(v);
+  }
+  if (d.is_uint() && d.bits() >= 8) {
+    uint64_t v = 0;
+    switch (d.bytes()) {
+      case 1: v = *reinterpret_cast<const uint8_t*>(p); break;
+      case 2: v = *reinterpret_cast<const uint16_t*>(p); break;
+      case 4: v = *reinterpret_cast<const uint32_t*>(p); break;
+      default: v = *reinterpret_cast<const uint64_t*>(p); break;
+    }
+    return static_cast<long double>(v);
+  }
+  return std::nullopt;
+}
+
+Tensor int64_vector(const std::vector<int64_t>& v) {
+  Tensor t = Tensor::empty({static_cast<int64_t>(v.size())}, DataType::int64());
+  if (!v.empty()) std::memcpy(t.data(), v.data(), v.size() * sizeof(int64_t));
+  return t;
+}
+
+// unique(x, sorted, axis) -> (Y, indices, inverse_indices, counts), ONNX Unique: the distinct
+// elements of x flattened (axis -1) or its distinct slices along axis, ascending (sorted, slices
+// lexicographically in row-major order as numpy.unique) or in order of first occurrence;
+// indices: each one's first position; inverse_indices: each position's entry in Y.
+Value unique(Args args) {
+  check_num_args(kUnique, args, 3, "x, sorted, axis");
+  Tensor x = on_host(tensor_arg(kUnique, args, 0, "x"));
+  bool sorted = int_arg(kUnique, args, 1, "sorted") != 0;
+  int64_t axis = int_arg(kUnique, args, 2, "axis");
+  const DataType dtype = x.dtype();
+  const size_t bytes = dtype.bytes();
+  if (!element_value(static_cast<const char*>(x.data()), dtype) && x.numel() > 0)
+    type_error(kUnique, ": argument 0 (x): elements of ", dtype.to_string(), " are not compared (float32/64, integers, bool)");
+  const std::vector<int64_t>& shape = x.shape();
+  if (axis < -1 || axis >= static_cast<int64_t>(shape.size()))
+    value_error(kUnique, ": axis ", axis, " is out of range for ", x.to_string());
+  int64_t outer = 1, n = x.numel(), inner = 1;
+  if (axis >= 0) {
+    n = shape[static_cast<size_t>(axis)];
+    for (int64_t d = 0; d < axis; ++d) outer *= shape[static_cast<size_t>(d)];
+    for (size_t d = static_cast<size_t>(axis) + 1; d < shape.size(); ++d) inner *= shape[d];
+  }
+  const auto* src = static_cast<const char*>(x.data());
+  auto at = [&](int64_t o, int64_t k, int64_t i) { return src + static_cast<size_t>((o * n + k) * inner + i) * bytes; };
+  // Slice k's key: its elements in row-major order (outer, inner).
+  std::map<std::vector<long double>, int64_t> seen;  // key -> its number in first-occurrence order
+  std::vector<int64_t> firsts, counts, inverse_first(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) {
+    std::vector<long double> key;
+    key.reserve(static_cast<size_t>(outer * inner));
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) key.push_back(*element_value(at(o, k, i), dtype));
+    auto [it, fresh] = seen.emplace(std::move(key), static_cast<int64_t>(firsts.size()));
+    if (fresh) firsts.push_back(k), counts.push_back(0);
+    ++counts[static_cast<size_t>(it->second)];
+    inverse_first[static_cast<size_t>(k)] = it->second;
+  }
+  const auto u = static_cast<int64_t>(firsts.size());
+  std::vector<int64_t> position(static_cast<size_t>(u));  // first-occurrence number -> place in Y
+  if (sorted) {
+    int64_t p = 0;
+    for (const auto& [key, number] : seen) position[static_cast<size_t>(number)] = p++;
+  } else {
+    for (int64_t j = 0; j < u; ++j) position[static_cast<size_t>(j)] = j;
+  }
+  std::vector<int64_t> indices(static_cast<size_t>(u)), out_counts(static_cast<size_t>(u)), inverse(static_cast<size_t>(n));
+  for (int64_t j = 0; j < u; ++j) {
+    indices[static_cast<size_t>(position[static_cast<size_t>(j)])] = firsts[static_cast<size_t>(j)];
+    out_counts[static_cast<size_t>(position[static_cast<size_t>(j)])] = counts[static_cast<size_t>(j)];
+  }
+  for (int64_t k = 0; k < n; ++k) inverse[static_cast<size_t>(k)] = position[static_cast<size_t>(inverse_first[static_cast<size_t>(k)])];
+  std::vector<int64_t> y_shape{u};
+  if (axis >= 0) {
+    y_shape = shape;
+    y_shape[static_cast<size_t>(axis)] = u;
+  }
+  Tensor y = Tensor::empty(y_shape, dtype);
+  auto* dst = static_cast<char*>(y.data());
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < u; ++j, dst += static_cast<size_t>(inner) * bytes)
+      if (inner > 0) std::memcpy(dst, at(o, indices[static_cast<size_t>(j)], 0), static_cast<size_t>(inner) * bytes);
+  return Value(std::vector<Value>{Value(y), Value(int64_vector(indices)), Value(int64_vector(inverse)),
+                                  Value(int64_vector(out_counts))});
+}
+
 }  // namespace
 
 void register_data_dependent_builtins() {
+  register_packed(kUnique, unique);
   register_packed(kNonZero, nonzero);
   register_packed(kDynamicSlice, dynamic_slice);
 }
