@@ -206,33 +206,39 @@ TEST_F(ReduceKernels, ArgmaxArgminFirstAndLastIndex) {
 // (blocks of 7, the last one padded), 1000 (blocks of 32, padded) and 1024 (exact).
 TEST_F(ReduceKernels, CumsumForwardReverseExclusive) {
   for (std::vector<int64_t> shape : {std::vector<int64_t>{3, 37}, {2, 1000}, {1024, 3}}) {
-    const int64_t rows = shape[0], cols = shape[1];
-    std::vector<double> x = random_values(numel(shape), rng, -1, 1);
-    Tensor in = make_tensor(shape, DataType::float32(), x);
-    for (int axis : {0, 1}) {
-      for (int exclusive : {0, 1}) {
-        for (int reverse : {0, 1}) {
-          SCOPED_TRACE(::testing::Message() << "shape " << rows << "x" << cols << " axis " << axis << " exclusive "
-                                            << exclusive << " reverse " << reverse);
-          Kernel k = build_kernel("cumsum", {Type::tensor(shape, DataType::float32())},
-                                  {{"axis", axis}, {"exclusive", exclusive}, {"reverse", reverse}});
-          Tensor out = run_kernel(k, {in}, {shape})[0];
-          int bad = 0;
-          const int64_t len = axis == 0 ? rows : cols;
-          for (int64_t i = 0; i < rows; ++i) {
-            for (int64_t j = 0; j < cols; ++j) {
-              int64_t pos = axis == 0 ? i : j;
-              double want = 0;
-              for (int64_t q = 0; q < len; ++q) {
-                bool take = reverse ? (exclusive ? q > pos : q >= pos) : (exclusive ? q < pos : q <= pos);
-                if (take) want += x[axis == 0 ? q * cols + j : i * cols + q];
+    for (DataType dt : {DataType::float32(), DataType::int32()}) {  // int32: exact
+      const int64_t rows = shape[0], cols = shape[1];
+      const bool exact = dt == DataType::int32();
+      std::vector<double> x =
+          exact ? random_values(numel(shape), rng, -100, 100, true) : random_values(numel(shape), rng, -1, 1);
+      Tensor in = make_tensor(shape, dt, x);
+      for (int axis : {0, 1}) {
+        for (int exclusive : {0, 1}) {
+          for (int reverse : {0, 1}) {
+            SCOPED_TRACE(::testing::Message()
+                         << "shape " << rows << "x" << cols << (exact ? " int32" : " float32") << " axis " << axis
+                         << " exclusive " << exclusive << " reverse " << reverse);
+            Kernel k = build_kernel("cumsum", {Type::tensor(shape, dt)},
+                                    {{"axis", axis}, {"exclusive", exclusive}, {"reverse", reverse}});
+            Tensor out = run_kernel(k, {in}, {shape})[0];
+            int bad = 0;
+            const int64_t len = axis == 0 ? rows : cols;
+            for (int64_t i = 0; i < rows; ++i) {
+              for (int64_t j = 0; j < cols; ++j) {
+                int64_t pos = axis == 0 ? i : j;
+                double want = 0;
+                for (int64_t q = 0; q < len; ++q) {
+                  bool take = reverse ? (exclusive ? q > pos : q >= pos) : (exclusive ? q < pos : q <= pos);
+                  if (take) want += x[axis == 0 ? q * cols + j : i * cols + q];
+                }
+                double got = get(out, i * cols + j);
+                double tol = exact ? 0 : 1e-5 * (1 + static_cast<double>(len));
+                if (!(std::fabs(got - want) <= tol) && ++bad <= 5)
+                  ADD_FAILURE() << "[" << i << ", " << j << "] = " << got << ", want " << want;
               }
-              double got = get(out, i * cols + j);
-              if (!(std::fabs(got - want) <= 1e-5 * (1 + static_cast<double>(len))) && ++bad <= 5)
-                ADD_FAILURE() << "[" << i << ", " << j << "] = " << got << ", want " << want;
             }
+            EXPECT_EQ(bad, 0);
           }
-          EXPECT_EQ(bad, 0);
         }
       }
     }
