@@ -2,7 +2,8 @@
 # Batch-1 latency of the end-to-end models, Anvil against ONNX Runtime side by side (issue 11):
 # ResNet-18, MobileNetV2, the MiniLM-style encoder (tests/models/make_models.py, seeded random
 # weights) and PP-OCRv4 detection and recognition (real weights, from rapidocr-onnxruntime).
-# Per model: Anvil's compile time, then for 1 and 2 threads each engine in its own fresh
+# Per model: Anvil's compile time (and ORT's session creation, its graph optimisation, beside
+# Anvil's library load), then for 1 and 2 threads each engine in its own fresh
 # process (so peak RSS is that engine's alone) — warm-up runs, then the median of --runs timed
 # runs. ORT: intra_op_num_threads = threads, sequential execution. Anvil: ANVIL_NUM_THREADS.
 # Prints a table, the load average, and as the last line the JSON summary
@@ -33,6 +34,7 @@ engine, model, inputs_path, threads, warmup, runs = sys.argv[1:7]
 threads, warmup, runs = int(threads), int(warmup), int(runs)
 data = np.load(inputs_path)
 feed = {k: data[k] for k in data.files}
+t_load = time.perf_counter()
 if engine == "ort":
     import onnxruntime as ort
     so = ort.SessionOptions()
@@ -50,6 +52,7 @@ else:
     args = [feed[n] for n in json.loads(sys.argv[7])]
     main = vm["main"]
     run = lambda: main(*args)
+load_s = time.perf_counter() - t_load  # both with the Python package import; ORT: + session creation, Anvil: + load + VM
 for _ in range(warmup):
     run()
 times = []
@@ -60,7 +63,8 @@ for _ in range(runs):
 times.sort()
 # VmHWM is this process's own peak (ru_maxrss would include the parent's size at fork).
 hwm_kb = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:"))
-print(json.dumps({"median_ms": times[len(times) // 2], "min_ms": times[0], "peak_rss_mb": hwm_kb / 1024}))
+print(json.dumps({"median_ms": times[len(times) // 2], "min_ms": times[0], "peak_rss_mb": hwm_kb / 1024,
+                  "load_s": load_s}))
 """
 
 
@@ -124,13 +128,16 @@ def main():
                 rows.append({"model": name, "batch": 1, "threads": threads, "anvil_ms": round(a["median_ms"], 3),
                              "ort_ms": round(o["median_ms"], 3), "ratio": round(a["median_ms"] / o["median_ms"], 3),
                              "anvil_rss_mb": round(a["peak_rss_mb"], 1), "ort_rss_mb": round(o["peak_rss_mb"], 1)})
+                if threads == int(args.threads.split(",")[0]):
+                    compile_rows[-1].update({"anvil_load_s": round(a["load_s"], 3), "ort_session_s": round(o["load_s"], 3)})
     print(f"\n{'model':<12} {'batch':>5} {'thr':>3} {'anvil ms':>10} {'ort ms':>10} {'ratio':>7} "
           f"{'anvil MB':>9} {'ort MB':>8}")
     for r in rows:
         print(f"{r['model']:<12} {r['batch']:>5} {r['threads']:>3} {r['anvil_ms']:>10.3f} {r['ort_ms']:>10.3f} "
               f"{r['ratio']:>7.3f} {r['anvil_rss_mb']:>9.1f} {r['ort_rss_mb']:>8.1f}")
     for c in compile_rows:
-        print(f"compile {c['model']}: {c['compile_s']} s")
+        print(f"compile {c['model']}: Anvil {c['compile_s']} s (import to library; then import + load + VM "
+              f"{c.get('anvil_load_s', float('nan'))} s), ONNX Runtime import + session creation {c.get('ort_session_s', float('nan'))} s")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     print(json.dumps({"bench": "models", "rows": rows, "compile": compile_rows}))
 
