@@ -3,10 +3,9 @@
 
 #include <cmath>
 #include <optional>
-#include <unordered_map>
 
 #include "anvil/graph/builder.h"
-#include "anvil/graph/passes/substitute.h"
+#include "anvil/graph/passes/binding_rewriter.h"
 
 namespace anvil::graph::passes {
 namespace {
@@ -21,17 +20,12 @@ bool is_scalar(const Expr& e, double want) {
 
 class GeluMatcher {
  public:
-  explicit GeluMatcher(const Function& f) : f_(f), uses_(use_counts(f)) {
-    for (size_t i = 0; i < f.bindings().size(); ++i) producer_[f.bindings()[i].var.get()] = i;
-  }
+  explicit GeluMatcher(const Function& f) : rw_(f) {}
 
   Function run() {
-    bindings_ = f_.bindings();
-    drop_.assign(bindings_.size(), false);
-    bool changed = false;
-    for (size_t i = 0; i < bindings_.size(); ++i) {
+    for (size_t i = 0; i < rw_.size(); ++i) {
       matched_.clear();
-      const auto* root = bindings_[i].value.as<CallNode>();
+      const CallNode* root = rw_.call_at(i);
       if (root == nullptr || root->op() != "multiply" || root->type().dtype() != DataType::float32()) continue;
       Expr x;
       std::string approximate;
@@ -41,27 +35,19 @@ class GeluMatcher {
       Attrs attrs{{"approximate", AttrValue(approximate)}};
       Type t = infer_call_type("gelu", {x}, attrs);
       if (!type_equal(t, root->type())) continue;
-      bindings_[i].value = Call::make("gelu", {x}, std::move(attrs), t);
-      for (size_t k : matched_) drop_[k] = true;
-      changed = true;
+      rw_.replace(i, Call::make("gelu", {x}, std::move(attrs), t));
+      for (size_t k : matched_) rw_.drop(k);
     }
-    if (!changed) return f_;
-    std::vector<Binding> out;
-    for (size_t i = 0; i < bindings_.size(); ++i)
-      if (!drop_[i]) out.push_back(bindings_[i]);
-    return Function::make(f_.params(), std::move(out), f_.result());
+    return rw_.result();
   }
 
  private:
   // The call of `op` bound to the single-use var `e` (recorded as matched), or null.
   const CallNode* inner(const Expr& e, const std::string& op) {
-    auto it = producer_.find(e.get());
-    if (it == producer_.end() || drop_[it->second]) return nullptr;
-    auto u = uses_.find(e.get());
-    if (u == uses_.end() || u->second != 1) return nullptr;
-    const auto* c = bindings_[it->second].value.as<CallNode>();
-    if (c == nullptr || c->op() != op || c->args().size() != (op == "erf" || op == "tanh" ? 1u : 2u)) return nullptr;
-    matched_.push_back(it->second);
+    size_t at;
+    const CallNode* c = rw_.producer_call(e, op, 1, &at);
+    if (c == nullptr || c->args().size() != (op == "erf" || op == "tanh" ? 1u : 2u)) return nullptr;
+    matched_.push_back(at);
     return c;
   }
 
@@ -181,11 +167,7 @@ class GeluMatcher {
     });
   }
 
-  const Function& f_;
-  std::unordered_map<const ExprNode*, int> uses_;
-  std::unordered_map<const ExprNode*, size_t> producer_;
-  std::vector<Binding> bindings_;
-  std::vector<bool> drop_;
+  BindingRewriter rw_;
   std::vector<size_t> matched_;
 };
 
@@ -194,9 +176,7 @@ class GeluMatcher {
 Function recognize_gelu(const Function& f) { return GeluMatcher(f).run(); }
 
 IRModule recognize_gelu(const IRModule& mod) {
-  IRModule out = mod;
-  for (auto& [name, fn] : out.functions) fn = recognize_gelu(fn);
-  return out;
+  return rewrite_functions(mod, static_cast<Function (*)(const Function&)>(recognize_gelu));
 }
 
 }  // namespace anvil::graph::passes

@@ -2,12 +2,11 @@
 #include "anvil/graph/passes/recognize_layer_norm.h"
 
 #include <optional>
-#include <unordered_map>
 
 #include "anvil/base/error.h"
 #include "anvil/graph/attrs.h"
 #include "anvil/graph/builder.h"
-#include "anvil/graph/passes/substitute.h"
+#include "anvil/graph/passes/binding_rewriter.h"
 
 namespace anvil::graph::passes {
 namespace {
@@ -31,36 +30,14 @@ const Expr* other_operand(const CallNode* c, const Expr& v) {
 
 class LayerNormMatcher {
  public:
-  explicit LayerNormMatcher(const Function& f) : f_(f), uses_(use_counts(f)) {
-    for (size_t i = 0; i < f.bindings().size(); ++i) producer_[f.bindings()[i].var.get()] = i;
-  }
+  explicit LayerNormMatcher(const Function& f) : rw_(f) {}
 
   Function run() {
-    bindings_ = f_.bindings();
-    drop_.assign(bindings_.size(), false);
-    bool changed = false;
-    for (size_t i = 0; i < bindings_.size(); ++i) changed = match_at(i) || changed;
-    if (!changed) return f_;
-    std::vector<Binding> out;
-    for (size_t i = 0; i < bindings_.size(); ++i)
-      if (!drop_[i]) out.push_back(bindings_[i]);
-    return Function::make(f_.params(), std::move(out), f_.result());
+    for (size_t i = 0; i < rw_.size(); ++i) match_at(i);
+    return rw_.result();
   }
 
  private:
-  // The call bound to var `e` when it is a call of `op` used exactly `uses` times, else null;
-  // `at` receives its binding index.
-  const CallNode* call_of(const Expr& e, const std::string& op, int uses, size_t* at) const {
-    auto it = producer_.find(e.get());
-    if (it == producer_.end() || drop_[it->second]) return nullptr;
-    auto u = uses_.find(e.get());
-    if (u == uses_.end() || u->second != uses) return nullptr;
-    const auto* c = bindings_[it->second].value.as<CallNode>();
-    if (c == nullptr || c->op() != op) return nullptr;
-    *at = it->second;
-    return c;
-  }
-
   // The first normalised axis when `mean` reduces the trailing axes of an input of rank `rank`
   // with keepdims, else nullopt.
   static std::optional<int64_t> trailing_axes(const CallNode& mean, int rank) {
@@ -90,32 +67,32 @@ class LayerNormMatcher {
 
   // Matches the pattern whose divide is binding i.
   bool match_at(size_t i) {
-    const auto* div = bindings_[i].value.as<CallNode>();
+    const CallNode* div = rw_.call_at(i);
     if (div == nullptr || div->op() != "divide" || div->args().size() != 2) return false;
     const Type& t = div->type();
     if (!t.is_tensor() || !t.has_rank() || t.dtype() != DataType::float32()) return false;
     size_t at_s, at_e, at_v, at_p, at_d, at_m;
-    const CallNode* sqrt = call_of(div->args()[1], "sqrt", 1, &at_s);
-    const CallNode* add_eps = sqrt ? call_of(sqrt->args()[0], "add", 1, &at_e) : nullptr;
+    const CallNode* sqrt = rw_.producer_call(div->args()[1], "sqrt", 1, &at_s);
+    const CallNode* add_eps = sqrt ? rw_.producer_call(sqrt->args()[0], "add", 1, &at_e) : nullptr;
     if (add_eps == nullptr || add_eps->args().size() != 2) return false;
     const bool eps_first = add_eps->args()[0].as<ConstantNode>() != nullptr;
     std::optional<double> eps = scalar_value(add_eps->args()[eps_first ? 0 : 1]);
-    const CallNode* var = eps ? call_of(add_eps->args()[eps_first ? 1 : 0], "mean", 1, &at_v) : nullptr;
+    const CallNode* var = eps ? rw_.producer_call(add_eps->args()[eps_first ? 1 : 0], "mean", 1, &at_v) : nullptr;
     if (var == nullptr) return false;
     const Expr& d = div->args()[0];
-    const CallNode* sq = call_of(var->args()[0], "power", 1, &at_p);
+    const CallNode* sq = rw_.producer_call(var->args()[0], "power", 1, &at_p);
     if (sq != nullptr) {
       std::optional<double> two = scalar_value(sq->args()[1]);
       if (!two || *two != 2.0 || !sq->args()[0].same_as(d)) return false;
     } else {
-      sq = call_of(var->args()[0], "multiply", 1, &at_p);
+      sq = rw_.producer_call(var->args()[0], "multiply", 1, &at_p);
       if (sq == nullptr || !sq->args()[0].same_as(d) || !sq->args()[1].same_as(d)) return false;
     }
     const int d_uses = sq->op() == "multiply" ? 3 : 2;  // the square's operands and the divide
-    const CallNode* sub = call_of(d, "subtract", d_uses, &at_d);
+    const CallNode* sub = rw_.producer_call(d, "subtract", d_uses, &at_d);
     if (sub == nullptr) return false;
     const Expr& x = sub->args()[0];
-    const CallNode* mean = call_of(sub->args()[1], "mean", 1, &at_m);
+    const CallNode* mean = rw_.producer_call(sub->args()[1], "mean", 1, &at_m);
     if (mean == nullptr || !mean->args()[0].same_as(x) || !type_equal(x.type(), t)) return false;
     const int rank = t.ndim();
     std::optional<int64_t> axis = trailing_axes(*mean, rank);
@@ -130,14 +107,14 @@ class LayerNormMatcher {
     size_t last = i, at_g, at_b;
     std::vector<Expr> args = {x};
     std::vector<size_t> pattern = {at_m, at_d, at_p, at_v, at_e, at_s};
-    const CallNode* mul = uses_of(bindings_[i].var) == 1 ? consumer(bindings_[i].var, "multiply", &at_g) : nullptr;
-    const Expr* gamma = other_operand(mul, bindings_[i].var);
+    const CallNode* mul = rw_.uses(rw_.binding(i).var) == 1 ? rw_.consumer_call(rw_.binding(i).var, "multiply", &at_g) : nullptr;
+    const Expr* gamma = other_operand(mul, rw_.binding(i).var);
     if (gamma != nullptr && is_param(*gamma, norm_shape)) {
       args.push_back(*gamma);
       pattern.push_back(last);
       last = at_g;
-      const CallNode* add = uses_of(bindings_[at_g].var) == 1 ? consumer(bindings_[at_g].var, "add", &at_b) : nullptr;
-      const Expr* beta = other_operand(add, bindings_[at_g].var);
+      const CallNode* add = rw_.uses(rw_.binding(at_g).var) == 1 ? rw_.consumer_call(rw_.binding(at_g).var, "add", &at_b) : nullptr;
+      const Expr* beta = other_operand(add, rw_.binding(at_g).var);
       if (beta != nullptr && is_param(*beta, norm_shape)) {
         args.push_back(*beta);
         pattern.push_back(last);
@@ -156,37 +133,13 @@ class LayerNormMatcher {
     } catch (const Error&) {
       return false;  // parameters the op does not take (e.g. leading 1s): leave the pattern
     }
-    if (!type_equal(ln_type, bindings_[last].value.type())) return false;
-    bindings_[last].value = Call::make("nn.layer_norm", std::move(args), std::move(attrs), ln_type);
-    for (size_t k : pattern) drop_[k] = true;
+    if (!type_equal(ln_type, rw_.binding(last).value.type())) return false;
+    rw_.replace(last, Call::make("nn.layer_norm", std::move(args), std::move(attrs), ln_type));
+    for (size_t k : pattern) rw_.drop(k);
     return true;
   }
 
-  int uses_of(const Var& v) const {
-    auto u = uses_.find(v.get());
-    return u == uses_.end() ? 0 : u->second;
-  }
-
-  // The binding after the producer of `v` that calls `op` on it (its only user), or null.
-  const CallNode* consumer(const Var& v, const std::string& op, size_t* at) const {
-    for (size_t k = producer_.at(v.get()) + 1; k < bindings_.size(); ++k) {
-      const auto* c = bindings_[k].value.as<CallNode>();
-      if (c == nullptr) continue;
-      bool reads = false;
-      for (const Expr& a : c->args()) reads = reads || a.same_as(v);
-      if (!reads) continue;
-      if (c->op() != op || drop_[k]) return nullptr;
-      *at = k;
-      return c;
-    }
-    return nullptr;
-  }
-
-  const Function& f_;
-  std::unordered_map<const ExprNode*, int> uses_;
-  std::unordered_map<const ExprNode*, size_t> producer_;
-  std::vector<Binding> bindings_;
-  std::vector<bool> drop_;
+  BindingRewriter rw_;
 };
 
 }  // namespace
@@ -194,9 +147,7 @@ class LayerNormMatcher {
 Function recognize_layer_norm(const Function& f) { return LayerNormMatcher(f).run(); }
 
 IRModule recognize_layer_norm(const IRModule& mod) {
-  IRModule out = mod;
-  for (auto& [name, fn] : out.functions) fn = recognize_layer_norm(fn);
-  return out;
+  return rewrite_functions(mod, static_cast<Function (*)(const Function&)>(recognize_layer_norm));
 }
 
 }  // namespace anvil::graph::passes
