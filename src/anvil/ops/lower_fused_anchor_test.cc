@@ -11,74 +11,23 @@
 #include <functional>
 #include <random>
 
-#include "anvil/graph/parser.h"
-#include "anvil/ops/lower_call.h"
-#include "anvil/pipeline/build.h"
-#include "anvil/runtime/function.h"
-#include "anvil/runtime/register.h"
-#include "anvil/runtime/tensor.h"
+#include "anvil/ops/fused_test_util.h"
 
 namespace anvil::ops {
 namespace {
 
-using Shape = std::vector<int64_t>;
+using fused_testing::f32;
+using fused_testing::lower_group;
+using fused_testing::Lowered;
+using fused_testing::numel;
+using fused_testing::random;
+using fused_testing::run;
+using fused_testing::Shape;
 constexpr uint32_t kSeed = 20261211;
-const DataType f32 = DataType::float32();
 
-int64_t numel(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
-
-struct Lowered {
-  Module module;
-  std::string implementation;
-};
-
-// The module's @g as a call_fused of its own parameters, lowered and built.
-Lowered lower_group(const std::string& text) {
-  register_runtime_functions();
-  graph::IRModule m = graph::parse_module(text);
-  const graph::Function& g = m.function("g");
-  std::vector<graph::Expr> args(g.params().begin(), g.params().end());
-  graph::Expr call = graph::Call::make(graph::kCallFused, args, {{"func", graph::AttrValue("g")}}, g.result().type());
-  LoweredCall lc = lower_fused(g, *call.as<graph::CallNode>(), Target::parse("llvm"), "kernel");
-  EXPECT_TRUE(lc.shape_vars.empty());
-  return {pipeline::build(std::vector<tir::PrimFunc>{lc.func}, Target::parse("llvm")), lc.implementation};
-}
-
-std::vector<float> random(const Shape& s, std::mt19937& rng) {
-  std::uniform_real_distribution<float> d(-1, 1);
-  std::vector<float> v(size_t(numel(s)));
-  for (float& x : v) x = d(rng);
-  return v;
-}
-
-std::vector<float> run(Lowered& k, const std::vector<std::pair<Shape, std::vector<float>>>& ins, const Shape& out) {
-  std::vector<Tensor> keep;
-  std::vector<Value> args;
-  for (const auto& [shape, v] : ins) {
-    Tensor t = Tensor::empty(std::span<const int64_t>(shape), f32);
-    std::memcpy(t.data(), v.data(), v.size() * sizeof(float));
-    keep.push_back(t);
-  }
-  Tensor o = Tensor::empty(std::span<const int64_t>(out), f32);
-  for (int64_t i = 0; i < numel(out); ++i) static_cast<float*>(o.data())[i] = std::nanf("");
-  keep.push_back(o);
-  for (const Tensor& t : keep) args.emplace_back(t);
-  k.module["kernel"].call(Args(args.data(), args.size()));
-  const float* p = static_cast<const float*>(o.data());
-  return std::vector<float>(p, p + numel(out));
-}
-
-void expect_close(const std::vector<float>& got, const std::vector<double>& want, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  int bad = 0;
-  for (size_t i = 0; i < want.size(); ++i)
-    if (!(std::fabs(got[i] - want[i]) <= 1e-4 + 1e-4 * std::fabs(want[i])) && ++bad <= 5)
-      ADD_FAILURE() << what << " at " << i << ": got " << got[i] << ", want " << want[i] << " (seed " << kSeed << ")";
-  EXPECT_EQ(bad, 0) << what;
+void expect_close(const std::vector<double>& got, const std::vector<double>& want, const std::string& what,
+                  double tol = 1e-4) {
+  fused_testing::expect_close(got, want, what, tol, kSeed);
 }
 
 // Naive NCHW conv (OIHW weight, groups, stride, symmetric pad) in double.
@@ -125,9 +74,11 @@ TEST_F(FusedAnchor, ConvBiasHardSwishResidualAdd) {
     const std::string wt = packed ? "Tensor[(2, 16, 3, 3, 16), float32]" : "Tensor[(32, 16, 3, 3), float32]";
     const std::string layout = packed ? ", kernel_layout=\"OIHW16o\"" : "";
     Lowered k = lower_group(R"(
-      def @g(%p0: Tensor[(2, 16, 9, 9), float32], %p1: )" + wt + R"(, %p2: Tensor[(32, 1, 1), float32],
+      def @g(%p0: Tensor[(2, 16, 9, 9), float32], %p1: )" +
+                            wt + R"(, %p2: Tensor[(32, 1, 1), float32],
              %p3: Tensor[(), float32], %p4: Tensor[(2, 32, 9, 9), float32]) -> Tensor[(2, 32, 9, 9), float32] {
-        %t0: Tensor[(2, 32, 9, 9), float32] = nn.conv2d(%p0, %p1, padding=[1, 1, 1, 1])" + layout + R"()
+        %t0: Tensor[(2, 32, 9, 9), float32] = nn.conv2d(%p0, %p1, padding=[1, 1, 1, 1])" +
+                            layout + R"()
         %t1: Tensor[(2, 32, 9, 9), float32] = add(%t0, %p2)
         %t2: Tensor[(2, 32, 9, 9), float32] = add(%t1, %p3)
         %t3: Tensor[(2, 32, 9, 9), float32] = clip(%t2, max=6.0, min=0.0)
@@ -147,7 +98,8 @@ TEST_F(FusedAnchor, ConvBiasHardSwishResidualAdd) {
       want[i] = v * std::min(std::max(v + 3.0, 0.0), 6.0) / 3.0 + res[i];
     }
     Shape pws = packed ? Shape{2, 16, 3, 3, 16} : ws;
-    std::vector<float> got = run(k, {{xs, x}, {pws, packed ? pack(w, ws, packed) : w}, {bs, b}, {{}, three}, {os, res}}, os);
+    std::vector<double> got =
+        run(k, {{xs, x}, {pws, packed ? pack(w, ws, packed) : w}, {bs, b}, {{}, three}, {os, res}}, os);
     expect_close(got, want, "conv + bias + hardswish + residual, packed " + std::to_string(packed));
   }
 }
@@ -167,12 +119,12 @@ TEST_F(FusedAnchor, ConvWithAPrimeOutputWidthAndStride2) {
       return out;
     };
     const Shape bs{c.ws[0], 1, 1};
-    Lowered k = lower_group("def @g(%p0: Tensor[(" + dims(c.xs) + "), float32], %p1: Tensor[(" + dims(c.ws) +
-                            "), float32], %p2: Tensor[(" + dims(bs) + "), float32]) -> Tensor[(" + dims(c.os) +
-                            "), float32] {\n  %t0: Tensor[(" + dims(c.os) + "), float32] = nn.conv2d(%p0, %p1, padding=[" +
-                            dims({c.pad, c.pad, c.pad, c.pad}) + "], strides=[" + dims({c.stride, c.stride}) +
-                            "])\n  %t1: Tensor[(" + dims(c.os) + "), float32] = add(%t0, %p2)\n  %t2: Tensor[(" +
-                            dims(c.os) + "), float32] = relu(%t1)\n  return %t2\n}\n");
+    Lowered k = lower_group(
+        "def @g(%p0: Tensor[(" + dims(c.xs) + "), float32], %p1: Tensor[(" + dims(c.ws) + "), float32], %p2: Tensor[(" +
+        dims(bs) + "), float32]) -> Tensor[(" + dims(c.os) + "), float32] {\n  %t0: Tensor[(" + dims(c.os) +
+        "), float32] = nn.conv2d(%p0, %p1, padding=[" + dims({c.pad, c.pad, c.pad, c.pad}) + "], strides=[" +
+        dims({c.stride, c.stride}) + "])\n  %t1: Tensor[(" + dims(c.os) +
+        "), float32] = add(%t0, %p2)\n  %t2: Tensor[(" + dims(c.os) + "), float32] = relu(%t1)\n  return %t2\n}\n");
     std::vector<float> x = random(c.xs, rng), w = random(c.ws, rng), b = random(bs, rng);
     std::vector<double> want = conv_ref(x, c.xs, w, c.ws, c.stride, c.pad, 1, c.os);
     const int64_t plane = c.os[2] * c.os[3];
@@ -302,7 +254,8 @@ TEST_F(FusedAnchor, DenseBiasSiluAndBatchedMatmulRelu) {
           for (int64_t kk = 0; kk < 9; ++kk) v += double(a[(t * 7 + i) * 9 + kk]) * b[(t * 9 + kk) * 11 + j];
           want[o] = std::max(v, 0.0);
         }
-    expect_close(run(k, {{as, a}, {bs, b}, {os, c}}, os), want, "batched matmul + add + relu (" + k.implementation + ")");
+    expect_close(run(k, {{as, a}, {bs, b}, {os, c}}, os), want,
+                 "batched matmul + add + relu (" + k.implementation + ")");
   }
 }
 

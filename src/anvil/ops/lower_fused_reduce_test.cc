@@ -10,79 +10,23 @@
 #include <cstring>
 #include <random>
 
-#include "anvil/graph/parser.h"
-#include "anvil/ops/lower_call.h"
-#include "anvil/pipeline/build.h"
-#include "anvil/runtime/function.h"
-#include "anvil/runtime/register.h"
-#include "anvil/runtime/tensor.h"
+#include "anvil/ops/fused_test_util.h"
 
 namespace anvil::ops {
 namespace {
 
-using Shape = std::vector<int64_t>;
+using fused_testing::f32;
+using fused_testing::lower_group;
+using fused_testing::Lowered;
+using fused_testing::numel;
+using fused_testing::random;
+using fused_testing::run;
+using fused_testing::Shape;
 constexpr uint32_t kSeed = 20261212;
-const DataType f32 = DataType::float32();
-
-int64_t numel(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
-
-struct Lowered {
-  Module module;
-  std::string implementation;
-};
-
-// The module's @g as a call_fused of its own parameters, lowered and built.
-Lowered lower_group(const std::string& text) {
-  register_runtime_functions();
-  graph::IRModule m = graph::parse_module(text);
-  const graph::Function& g = m.function("g");
-  std::vector<graph::Expr> args(g.params().begin(), g.params().end());
-  graph::Expr call = graph::Call::make(graph::kCallFused, args, {{"func", graph::AttrValue("g")}}, g.result().type());
-  LoweredCall lc = lower_fused(g, *call.as<graph::CallNode>(), Target::parse("llvm"), "kernel");
-  return {pipeline::build(std::vector<tir::PrimFunc>{lc.func}, Target::parse("llvm")), lc.implementation};
-}
-
-std::vector<float> random(const Shape& s, std::mt19937& rng) {
-  std::uniform_real_distribution<float> d(-1, 1);
-  std::vector<float> v(size_t(numel(s)));
-  for (float& x : v) x = d(rng);
-  return v;
-}
-
-// Runs the kernel on float32 inputs; the output (of `dtype`) comes back as doubles.
-std::vector<double> run(Lowered& k, const std::vector<std::pair<Shape, std::vector<float>>>& ins, const Shape& out,
-                        DataType dtype = f32) {
-  std::vector<Tensor> keep;
-  std::vector<Value> args;
-  for (const auto& [shape, v] : ins) {
-    Tensor t = Tensor::empty(std::span<const int64_t>(shape), f32);
-    std::memcpy(t.data(), v.data(), v.size() * sizeof(float));
-    keep.push_back(t);
-  }
-  Tensor o = Tensor::empty(std::span<const int64_t>(out), dtype);
-  std::memset(o.data(), 0xff, size_t(numel(out)) * (dtype.bits() / 8));  // NaN / -1: unwritten shows
-  keep.push_back(o);
-  for (const Tensor& t : keep) args.emplace_back(t);
-  k.module["kernel"].call(Args(args.data(), args.size()));
-  std::vector<double> got;
-  for (int64_t i = 0; i < numel(out); ++i)
-    got.push_back(dtype == f32 ? double(static_cast<const float*>(o.data())[i])
-                               : double(static_cast<const int64_t*>(o.data())[i]));
-  return got;
-}
 
 void expect_close(const std::vector<double>& got, const std::vector<double>& want, const std::string& what,
                   double tol = 1e-5) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  int bad = 0;
-  for (size_t i = 0; i < want.size(); ++i)
-    if (!(std::fabs(got[i] - want[i]) <= tol + tol * std::fabs(want[i])) && ++bad <= 5)
-      ADD_FAILURE() << what << " at " << i << ": got " << got[i] << ", want " << want[i] << " (seed " << kSeed << ")";
-  EXPECT_EQ(bad, 0) << what;
+  fused_testing::expect_close(got, want, what, tol, kSeed);
 }
 
 class FusedReduce : public ::testing::Test {
@@ -200,10 +144,15 @@ TEST_F(FusedReduce, ProdOfAPrologueShortAndLongAxes) {
   for (int64_t C : {12, 80}) {
     const int64_t N = 5;
     const std::string xs = "Tensor[(5, " + std::to_string(C) + "), float32]";
-    Lowered k = lower_group("def @g(%p0: " + xs + ", %p1: Tensor[(), float32], %p2: Tensor[(), float32])"
+    Lowered k = lower_group("def @g(%p0: " + xs +
+                            ", %p1: Tensor[(), float32], %p2: Tensor[(), float32])"
                             " -> Tensor[(5,), float32] {\n"
-                            "  %t0: " + xs + " = divide(%p0, %p1)\n"
-                            "  %t1: " + xs + " = add(%t0, %p2)\n"
+                            "  %t0: " +
+                            xs +
+                            " = divide(%p0, %p1)\n"
+                            "  %t1: " +
+                            xs +
+                            " = add(%t0, %p2)\n"
                             "  %t2: Tensor[(5,), float32] = prod(%t1, axes=[1], keepdims=0)\n"
                             "  %t3: Tensor[(5,), float32] = multiply(%t2, %p1)\n"
                             "  return %t3\n}\n");
