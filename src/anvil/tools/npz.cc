@@ -27,7 +27,9 @@ const DtypeName kDtypes[] = {
 };
 
 uint64_t read_le(std::string_view b, size_t off, int bytes, const std::string& what) {
-  if (off + static_cast<size_t>(bytes) > b.size()) value_error(what, ": truncated (needs ", off + bytes, " bytes, has ", b.size(), ")");
+  // Offsets come from the file (zip64 ones up to 2^64): compared without an addition that wraps.
+  if (off > b.size() || static_cast<size_t>(bytes) > b.size() - off)
+    value_error(what, ": truncated or bad offset (reads ", bytes, " bytes at ", off, ", has ", b.size(), ")");
   uint64_t v = 0;
   for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(b[off + static_cast<size_t>(i)]);
   return v;

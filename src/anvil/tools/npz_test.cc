@@ -97,6 +97,30 @@ TEST(Npz, DeflateEntryClaimingMoreThanDeflateCanExpandIsRefusedBeforeAllocating)
   }
 }
 
+TEST(Npz, AZip64LocalHeaderOffsetNearTwoToThe64IsAValueError) {
+  // fuzz_npz: a zip64 extra field gave the local header offset 2^64 - 1; the bounds check added
+  // the read size to it and wrapped (undefined behaviour, then a read before the buffer).
+  std::string good = format_npz({{"x", random_tensor({2}, DataType::float32(), 5)}});
+  size_t cd = good.find(std::string("PK\1\2", 4));
+  ASSERT_NE(cd, std::string::npos);
+  std::string bad = good;
+  for (int i = 0; i < 4; ++i) bad[cd + 42 + i] = '\xff';  // local offset 0xffffffff: read from zip64
+  const std::string name = "x.npy";
+  std::string extra = std::string("\x01\x00\x08\x00", 4) + std::string(8, '\xff');  // id 1, 8 bytes
+  bad[cd + 30] = static_cast<char>(extra.size());
+  bad.insert(cd + 46 + name.size(), extra);
+  // The end-of-directory record's central directory size grows by the extra field.
+  size_t eocd = bad.rfind(std::string("PK\5\6", 4));
+  bad[eocd + 12] = static_cast<char>(static_cast<unsigned char>(bad[eocd + 12]) + extra.size());
+  try {
+    parse_npz(bad, "big.npz");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kValue);
+    EXPECT_NE(std::string(e.what()).find("bad offset"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Npy, FortranOrderAndBigEndianAreRefused) {
   std::string npy = format_npy(random_tensor({2, 2}, DataType::float32(), 3));
   std::string fortran = npy;
