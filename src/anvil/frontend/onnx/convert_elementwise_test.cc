@@ -28,29 +28,8 @@ void register_test_converters() {
   });
 }
 
-struct Model {
-  ModelProto proto;
-  GraphProto* g;
-  explicit Model(int64_t opset = 17) {
-    register_test_converters();
-    proto.set_ir_version(8);
-    auto* o = proto.add_opset_import();
-    o->set_domain("");
-    o->set_version(opset);
-    g = proto.mutable_graph();
-    g->set_name("test");
-  }
-  void input(const std::string& name, int32_t elem, const std::vector<std::string>& dims) {
-    set_tensor_type(g->add_input(), name, elem, dims);
-  }
-  void output(const std::string& name) { g->add_output()->set_name(name); }
-  NodeProto* node(const std::string& op, std::vector<std::string> ins, std::vector<std::string> outs) {
-    NodeProto* n = g->add_node();
-    n->set_op_type(op);
-    for (auto& i : ins) n->add_input(i);
-    for (auto& o : outs) n->add_output(o);
-    return n;
-  }
+struct Model : testing::ModelBuilder {
+  explicit Model(int64_t opset = 17) : ModelBuilder(opset, "test") { register_test_converters(); }
   void init_i64(const std::string& name, std::vector<int64_t> values) {
     TensorProto* t = g->add_initializer();
     t->set_name(name);

@@ -27,24 +27,8 @@ using testing::set_tensor_type;
 
 constexpr uint32_t kSeed = 20261211;
 
-struct Model {
-  ModelProto proto;
-  GraphProto* g;
-  explicit Model(int64_t opset) {
-    proto.set_ir_version(8);
-    auto* o = proto.add_opset_import();
-    o->set_domain("");
-    o->set_version(opset);
-    g = proto.mutable_graph();
-    g->set_name("run");
-  }
-  NodeProto* node(const std::string& op, std::vector<std::string> ins, std::vector<std::string> outs) {
-    NodeProto* n = g->add_node();
-    n->set_op_type(op);
-    for (auto& i : ins) n->add_input(i);
-    for (auto& o : outs) n->add_output(o);
-    return n;
-  }
+struct Model : testing::ModelBuilder {
+  explicit Model(int64_t opset) : ModelBuilder(opset, "run") {}
 };
 
 void attr_ints(NodeProto* n, const std::string& name, std::vector<int64_t> v) {

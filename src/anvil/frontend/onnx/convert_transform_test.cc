@@ -15,27 +15,8 @@ namespace {
 
 using testing::set_tensor_type;
 
-struct Model {
-  ModelProto proto;
-  GraphProto* g;
-  explicit Model(int64_t opset) {
-    proto.set_ir_version(8);
-    auto* o = proto.add_opset_import();
-    o->set_domain("");
-    o->set_version(opset);
-    g = proto.mutable_graph();
-    g->set_name("test");
-  }
-  void input(const std::string& name, int32_t elem, const std::vector<std::string>& dims) {
-    set_tensor_type(g->add_input(), name, elem, dims);
-  }
-  NodeProto* node(const std::string& op, std::vector<std::string> ins, std::vector<std::string> outs) {
-    NodeProto* n = g->add_node();
-    n->set_op_type(op);
-    for (auto& i : ins) n->add_input(i);
-    for (auto& o : outs) n->add_output(o);
-    return n;
-  }
+struct Model : testing::ModelBuilder {
+  explicit Model(int64_t opset) : ModelBuilder(opset, "test") {}
   void ints(const std::string& name, std::vector<int64_t> values, bool scalar = false) {
     TensorProto* t = g->add_initializer();
     t->set_name(name);

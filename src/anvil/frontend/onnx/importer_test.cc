@@ -58,22 +58,8 @@ void register_test_converters() {
 }
 
 // A model under construction: opset ai.onnx 17 unless given.
-struct Model {
-  ModelProto proto;
-  GraphProto* g;
-  explicit Model(int64_t opset = 17) {
-    register_test_converters();
-    proto.set_ir_version(8);
-    auto* o = proto.add_opset_import();
-    o->set_domain("");
-    o->set_version(opset);
-    g = proto.mutable_graph();
-    g->set_name("test");
-  }
-  void input(const std::string& name, int32_t elem, const std::vector<std::string>& dims) {
-    set_tensor_type(g->add_input(), name, elem, dims);
-  }
-  void output(const std::string& name) { g->add_output()->set_name(name); }
+struct Model : testing::ModelBuilder {
+  explicit Model(int64_t opset = 17) : ModelBuilder(opset, "test") { register_test_converters(); }
   NodeProto* node(const std::string& op, std::vector<std::string> ins, std::vector<std::string> outs,
                   const std::string& name = "") {
     NodeProto* n = g->add_node();

@@ -124,4 +124,30 @@ inline std::string serialize(const ModelProto& model) {
   return bytes;
 }
 
+// A one-graph ModelProto under construction: opset of the default domain, inputs, outputs,
+// nodes. The tests' own Model structs derive from it and add the initializer helpers they use.
+struct ModelBuilder {
+  ModelProto proto;
+  GraphProto* g;
+  explicit ModelBuilder(int64_t opset, const std::string& graph_name = "test") {
+    proto.set_ir_version(8);
+    auto* o = proto.add_opset_import();
+    o->set_domain("");
+    o->set_version(opset);
+    g = proto.mutable_graph();
+    g->set_name(graph_name);
+  }
+  void input(const std::string& name, int32_t elem, const std::vector<std::string>& dims) {
+    set_tensor_type(g->add_input(), name, elem, dims);
+  }
+  void output(const std::string& name) { g->add_output()->set_name(name); }
+  NodeProto* node(const std::string& op, std::vector<std::string> ins, std::vector<std::string> outs) {
+    NodeProto* n = g->add_node();
+    n->set_op_type(op);
+    for (auto& i : ins) n->add_input(i);
+    for (auto& o : outs) n->add_output(o);
+    return n;
+  }
+};
+
 }  // namespace anvil::frontend::onnx::testing
