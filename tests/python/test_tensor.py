@@ -142,6 +142,7 @@ def test_bfloat16_rounds_floats_and_exposes_raw_bits():
 
 
 @pytest.mark.parametrize("name", ["float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
+                                  "float8_e8m0fnu",
                                   "float4_e2m1fn", "int4", "uint4", "int2", "uint2", "bfloat16"])
 def test_low_precision_types_round_trip_ml_dtypes_arrays(name):
     ml_dtypes = pytest.importorskip("ml_dtypes")

@@ -79,6 +79,22 @@ TEST(Eval, Float8AndFloat4Round) {
   EXPECT_EQ(to(DataType::float4_e2m1fn(), -5), -4.0);  // tie between 4 (even code) and 6
 }
 
+// float8_e8m0fnu: powers of two alone, a tie (1.5 * 2^e) up as ml_dtypes rounds; no zero, no sign.
+TEST(Eval, Float8E8M0RoundsToAPowerOfTwo) {
+  Var x("x", DataType::float32());
+  const DataType e8m0 = DataType::float8_e8m0fnu();
+  auto to = [&](double v) { return eval_float(cast(DataType::float32(), cast(e8m0, x)), {{x, v}}); };
+  EXPECT_EQ(to(1.49), 1.0);
+  EXPECT_EQ(to(1.5), 2.0);
+  EXPECT_EQ(to(3.0), 4.0);  // 4's code 129 is odd: not to even
+  EXPECT_EQ(to(0.124), 0.125);
+  EXPECT_EQ(to(1e-45), std::ldexp(1.0, -127));  // below the smallest: the smallest
+  EXPECT_EQ(to(std::ldexp(3.0, -128)), std::ldexp(1.0, -126));
+  EXPECT_EQ(to(std::ldexp(1.0, 127)), std::ldexp(1.0, 127));
+  for (double v : {0.0, -0.0, -2.0, 1.5 * std::ldexp(1.0, 127), double(INFINITY), std::nan("")})
+    EXPECT_TRUE(std::isnan(to(v))) << v;
+}
+
 TEST(Eval, Float16AndBFloat16RoundAfterEveryOperation) {
   Var h("h", DataType::float16()), x("x", DataType::float32()), b("b", DataType::bfloat16());
   EXPECT_EQ(eval_float((h + 1) + 1, {{h, 2048.0}}), 2048.0);  // each + 1 ties back to even; double says 2050

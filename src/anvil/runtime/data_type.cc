@@ -19,7 +19,7 @@ bool parse_uint(std::string_view text, int* out) {
 [[noreturn]] void bad_dtype(std::string_view text) {
   value_error("cannot parse data type '", text,
               "': expected one of bool, int2/4/8/16/32/64, uint2/4/8/16/32/64, float16/32/64, bfloat16, "
-              "float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float4_e2m1fn, "
+              "float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu, float4_e2m1fn, "
               "optionally followed by xLANES (e.g. float32x4)");
 }
 
@@ -32,7 +32,7 @@ struct NamedCode {
 constexpr NamedCode kNamedFloats[] = {
     {"float8_e4m3fn", DataType::kFloat8E4M3FN, 8},     {"float8_e4m3fnuz", DataType::kFloat8E4M3FNUZ, 8},
     {"float8_e5m2", DataType::kFloat8E5M2, 8},         {"float8_e5m2fnuz", DataType::kFloat8E5M2FNUZ, 8},
-    {"float4_e2m1fn", DataType::kFloat4E2M1FN, 4},
+    {"float8_e8m0fnu", DataType::kFloat8E8M0FNU, 8},   {"float4_e2m1fn", DataType::kFloat4E2M1FN, 4},
 };
 
 }  // namespace

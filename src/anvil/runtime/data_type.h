@@ -4,7 +4,8 @@
 //
 // Low-precision types (ONNX 1.15+; codes from DLPack 1.1, which Debian's header predates):
 //  - bfloat16 (kDLBfloat) and the float8 / float4 formats each have their own code, bits 8 / 4.
-//    "fn" = finite (no inf), "uz" = unsigned zero (no -0; the only NaN is 0x80).
+//    "fn" = finite (no inf), "uz" = unsigned zero (no -0; the only NaN is 0x80); float8_e8m0fnu
+//    is a power of two alone (the MX formats' scale): 8 exponent bits, no sign, no zero, 0xFF NaN.
 //  - int4 / uint4 / int2 / uint2 are kInt / kUInt with bits 4 / 2.
 //  Storage: every sub-byte type (int4, uint4, int2, uint2, float4_e2m1fn) takes one whole byte per
 //  element, the value in the low bits and the high bits zero (as ml_dtypes stores them); ONNX's
@@ -35,6 +36,7 @@ class DataType {
     kFloat8E4M3FNUZ = 11,  // kDLFloat8_e4m3fnuz: bias 8, max 240, NaN = 0x80, no inf, no -0
     kFloat8E5M2 = 12,      // kDLFloat8_e5m2: IEEE-like (bias 15, inf and NaNs), max 57344
     kFloat8E5M2FNUZ = 13,  // kDLFloat8_e5m2fnuz: bias 16, max 57344, NaN = 0x80, no inf, no -0
+    kFloat8E8M0FNU = 14,   // kDLFloat8_e8m0fnu: 2^(code - 127), codes 0..254; 0xFF = NaN
     kFloat4E2M1FN = 17,    // kDLFloat4_e2m1fn: values 0, 0.5, 1, 1.5, 2, 3, 4, 6; no inf, no NaN
   };
 
@@ -59,6 +61,7 @@ class DataType {
   static constexpr DataType float8_e4m3fnuz() { return {kFloat8E4M3FNUZ, 8}; }
   static constexpr DataType float8_e5m2() { return {kFloat8E5M2, 8}; }
   static constexpr DataType float8_e5m2fnuz() { return {kFloat8E5M2FNUZ, 8}; }
+  static constexpr DataType float8_e8m0fnu() { return {kFloat8E8M0FNU, 8}; }
   static constexpr DataType float4_e2m1fn() { return {kFloat4E2M1FN, 4}; }
   static constexpr DataType int4() { return {kInt, 4}; }
   static constexpr DataType uint4() { return {kUInt, 4}; }
@@ -81,7 +84,8 @@ class DataType {
   // (an integer of storage_bits()) and converts through float32.
   bool is_low_precision_float() const {
     return dl_.code == kBFloat || dl_.code == kFloat8E4M3FN || dl_.code == kFloat8E4M3FNUZ ||
-           dl_.code == kFloat8E5M2 || dl_.code == kFloat8E5M2FNUZ || dl_.code == kFloat4E2M1FN;
+           dl_.code == kFloat8E5M2 || dl_.code == kFloat8E5M2FNUZ || dl_.code == kFloat8E8M0FNU ||
+           dl_.code == kFloat4E2M1FN;
   }
   // int4, uint4, int2, uint2.
   bool is_sub_byte_int() const { return (dl_.code == kInt || dl_.code == kUInt) && dl_.bits < 8; }

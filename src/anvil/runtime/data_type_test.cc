@@ -11,7 +11,7 @@ namespace {
 TEST(DataType, ParsesAndPrintsEveryTensorType) {
   for (const char* name : {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                            "float16", "float32", "float64", "bfloat16", "float8_e4m3fn", "float8_e4m3fnuz",
-                           "float8_e5m2", "float8_e5m2fnuz", "float4_e2m1fn", "int4", "uint4", "int2", "uint2"}) {
+                           "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn", "int4", "uint4", "int2", "uint2"}) {
     DataType t = DataType::parse(name);
     EXPECT_EQ(t.to_string(), name);
     EXPECT_TRUE(t.is_tensor_element()) << name;
@@ -37,7 +37,9 @@ TEST(DataType, SizesInBytes) {
 TEST(DataType, LowPrecisionCodesFollowDlpack) {
   EXPECT_EQ(DataType::float8_e4m3fn().code(), 10);
   EXPECT_EQ(DataType::float8_e5m2fnuz().code(), 13);
+  EXPECT_EQ(DataType::float8_e8m0fnu().code(), 14);
   EXPECT_EQ(DataType::float4_e2m1fn().code(), 17);
+  EXPECT_TRUE(DataType::float8_e8m0fnu().is_low_precision_float());
   EXPECT_TRUE(DataType::float8_e4m3fnuz().is_float());
   EXPECT_TRUE(DataType::bfloat16().is_low_precision_float());
   EXPECT_FALSE(DataType::float16().is_low_precision_float());

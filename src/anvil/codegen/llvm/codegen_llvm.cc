@@ -276,6 +276,7 @@ void CodeGenLLVM::add_function(const tir::PrimFunc& f, const std::string& name) 
                                                      {DataType::kFloat8E4M3FNUZ, "float8_e4m3fnuz"},
                                                      {DataType::kFloat8E5M2, "float8_e5m2"},
                                                      {DataType::kFloat8E5M2FNUZ, "float8_e5m2fnuz"},
+                                                     {DataType::kFloat8E8M0FNU, "float8_e8m0fnu"},
                                                      {DataType::kFloat4E2M1FN, "float4_e2m1fn"}};
         for (const auto& [c, n] : codes)
           s = b_.CreateSelect(b_.CreateICmpEQ(code, b_.getInt8(static_cast<uint8_t>(c))), b_.CreateGlobalStringPtr(n, "code_name"), s);

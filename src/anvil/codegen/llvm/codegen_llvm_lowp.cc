@@ -37,6 +37,14 @@ llvm::Value* CodeGenLLVM::lowp_to_f32(DataType from, llvm::Value* bits) {
   llvm::Type* f32 = value_type(ir::with_lanes(DataType::float32(), from.lanes()));
   auto k = [&](int64_t v) { return int_const(i32, v); };
   llvm::Value* c = b_.CreateZExt(bits, i32);
+  if (f.top == MinifloatFormat::kExponentOnly) {
+    // float8_e8m0fnu: the code is float32's exponent field (same bias); code 0 (2^-127) is the
+    // float32 subnormal 0x00400000, all ones a quiet NaN.
+    llvm::Value* out = b_.CreateShl(c, k(23));
+    out = b_.CreateSelect(b_.CreateICmpEQ(c, k(0)), k(0x00400000), out);
+    out = b_.CreateSelect(b_.CreateICmpEQ(c, k(0xff)), k(0x7fc00000), out);
+    return b_.CreateBitCast(out, f32);
+  }
   llvm::Value* sign = b_.CreateShl(b_.CreateLShr(c, k(n - 1)), k(31));
   llvm::Value* mag = b_.CreateAnd(c, k((1 << (n - 1)) - 1));
   llvm::Value* exp = b_.CreateLShr(mag, k(m));
@@ -64,7 +72,8 @@ llvm::Value* CodeGenLLVM::lowp_to_f32(DataType from, llvm::Value* bits) {
     case MinifloatFormat::kNegZeroNan:
       out = b_.CreateSelect(b_.CreateICmpEQ(c, k(1 << (n - 1))), qnan, out);
       break;
-    case MinifloatFormat::kFinite: break;
+    case MinifloatFormat::kFinite:
+    case MinifloatFormat::kExponentOnly: break;  // decoded above
   }
   return b_.CreateBitCast(b_.CreateOr(out, sign), f32);
 }
@@ -76,6 +85,17 @@ llvm::Value* CodeGenLLVM::f32_to_lowp(DataType to, llvm::Value* x) {
   llvm::Type* f32 = value_type(ir::with_lanes(DataType::float32(), to.lanes()));
   auto k = [&](int64_t v) { return int_const(i32, v); };
   llvm::Value* u = b_.CreateBitCast(x, i32);
+  if (f.top == MinifloatFormat::kExponentOnly) {
+    // float8_e8m0fnu (ir/minifloat.h): a normal float32 rounds at its exponent field, mantissa
+    // >= half (1.5 * 2^e) up, a carry out of 254 giving 255, the NaN; a subnormal in
+    // [1.5 * 2^-127, 2^-126) is 2^-126 (code 1), a smaller one 2^-127 (code 0). Zero, negatives
+    // (the sign bit set: -0 too), inf and NaN are NaN.
+    llvm::Value* normal = b_.CreateLShr(b_.CreateAdd(u, k(0x00400000)), k(23));
+    llvm::Value* sub = b_.CreateZExt(b_.CreateICmpUGE(u, k(0x00600000)), i32);
+    llvm::Value* code = b_.CreateSelect(b_.CreateICmpULT(u, k(0x00800000)), sub, normal);
+    llvm::Value* nan = b_.CreateOr(b_.CreateICmpSLE(u, k(0)), b_.CreateICmpUGE(u, k(0x7f800000)));
+    return b_.CreateTrunc(b_.CreateSelect(nan, k(0xff), code), value_type(to));
+  }
   llvm::Value* sign = b_.CreateShl(b_.CreateLShr(u, k(31)), k(n - 1));
   llvm::Value* a = b_.CreateAnd(u, k(0x7fffffff));
   llvm::Value* is_nan = b_.CreateICmpUGT(a, k(0x7f800000));
@@ -107,6 +127,7 @@ llvm::Value* CodeGenLLVM::f32_to_lowp(DataType to, llvm::Value* x) {
       over_code = k(f.max_finite_code());
       nan_code = k(0);  // no NaN to give: +-0 (ml_dtypes gives a zero too)
       break;
+    case MinifloatFormat::kExponentOnly: break;  // converted above
   }
   code = b_.CreateSelect(is_nan, nan_code, b_.CreateSelect(overflow, over_code, code));
   if (f.top == MinifloatFormat::kNegZeroNan) {

@@ -1,6 +1,7 @@
 // The code generator's low-precision conversions (codegen_llvm_lowp.cc) against a naive reference
 // built from the format definitions: decoding every bit pattern by the formula, encoding by
-// searching the sorted list of values for the nearest one (ties to the even code), over special
+// searching the sorted list of values for the nearest one (ties to the even code; for
+// float8_e8m0fnu, powers of two alone, up as ml_dtypes rounds them), over special
 // values, every value, every midpoint and random floats; one vectorised and one scalar kernel.
 #include <gtest/gtest.h>
 
@@ -24,17 +25,19 @@ namespace {
 
 using ir::MinifloatFormat;
 
-const DataType kTypes[] = {DataType::bfloat16(),        DataType::float8_e4m3fn(), DataType::float8_e4m3fnuz(),
-                           DataType::float8_e5m2(),     DataType::float8_e5m2fnuz(), DataType::float4_e2m1fn()};
+const DataType kTypes[] = {DataType::bfloat16(),    DataType::float8_e4m3fn(),   DataType::float8_e4m3fnuz(),
+                           DataType::float8_e5m2(), DataType::float8_e5m2fnuz(), DataType::float8_e8m0fnu(),
+                           DataType::float4_e2m1fn()};
 
 // The value of a code from the definition (NaN for the NaN patterns).
 double decode_ref(const MinifloatFormat& f, uint32_t code) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  if (f.top == MinifloatFormat::kExponentOnly) return code == 255 ? nan : std::pow(2.0, double(code) - f.bias);
   const int n = f.bits();
   bool neg = (code >> (n - 1)) & 1;
   uint32_t mag = code & ((1u << (n - 1)) - 1);
   int exp = static_cast<int>(mag >> f.man_bits);
   uint32_t man = mag & ((1u << f.man_bits) - 1);
-  const double nan = std::numeric_limits<double>::quiet_NaN();
   if (f.top == MinifloatFormat::kIeee && exp == (1 << f.exp_bits) - 1)
     return man ? nan : (neg ? -INFINITY : INFINITY);
   if (f.top == MinifloatFormat::kAllOnesNan && mag == (1u << (n - 1)) - 1) return nan;
@@ -57,7 +60,17 @@ std::vector<double> value_ladder(const MinifloatFormat& f) {
 
 // Nearest code to x (not NaN) without saturation, ties to the even code; rounding to the step
 // beyond the largest finite value is an overflow.
+// float8_e8m0fnu (no sign, no zero): the nearer power of two with a tie going up, the smallest for
+// anything below it; zero, negatives, inf and an overflow are the NaN 0xFF.
 uint32_t encode_ref(const MinifloatFormat& f, const std::vector<double>& vals, double x) {
+  if (f.top == MinifloatFormat::kExponentOnly) {
+    if (!(x > 0) || std::isinf(x)) return 255;
+    if (x <= vals[0]) return 0;
+    size_t hi = static_cast<size_t>(std::upper_bound(vals.begin(), vals.end(), x) - vals.begin());
+    if (hi == vals.size()) return 255;
+    const uint32_t code = static_cast<uint32_t>(x - vals[hi - 1] < vals[hi] - x ? hi - 1 : hi);
+    return code > static_cast<uint32_t>(f.max_finite_code()) ? 255 : code;
+  }
   const int n = f.bits();
   const uint32_t sign = std::signbit(x) ? 1u << (n - 1) : 0u;
   double a = std::fabs(x);
@@ -152,7 +165,7 @@ TEST_P(LowPrecision, EncodesToTheNearestEvenValue) {
     cast_kernel(DataType::float32(), t, GetParam())["cast"](in, out);
     for (size_t k = 0; k < xs.size(); ++k)
       ASSERT_EQ(code_at(out, k), encode_ref(f, ladder, xs[k])) << t << " from " << xs[k] << " (#" << k << ")";
-    // NaN comes out as a NaN (float4_e2m1fn has none: a zero).
+    // NaN comes out as a NaN (float4_e2m1fn has none: a zero; float8_e8m0fnu's is 0xFF).
     Tensor nan_in = Tensor::empty({16}, DataType::float32()), nan_out = Tensor::empty({16}, t);
     for (int k = 0; k < 16; ++k) static_cast<float*>(nan_in.data())[k] = k % 2 ? -NAN : NAN;
     cast_kernel(DataType::float32(), t, GetParam())["cast"](nan_in, nan_out);

@@ -178,10 +178,41 @@ std::vector<Expr> convert_mean(ImportContext& ctx) {
   return {ctx.emit("divide", {sum[0], scalar(ctx, dtype_of(sum[0]), ctx.num_inputs())})};
 }
 
+// Cast / CastLike to float8_e8m0fnu (opset 24+): a power of two from 2^-127 to 2^127, chosen
+// by round_mode: "up" (the default) the smallest one >= x, "down" the largest one <= x,
+// "nearest" the nearer one with a tie (1.5 * 2^e) up. saturate=1 (the default) first clamps x to
+// [2^-127, 2^127] (zero, negatives and -inf to 2^-127, inf to 2^127), saturate=0 makes what is
+// outside it NaN, as the Cast text's table and ONNX Runtime say (onnx's reference instead keeps
+// inf NaN, reads a negative as its magnitude and rounds float32 subnormals up by their field).
+// The tensor IR's cast rounds "nearest" (ir/minifloat.h); "up" / "down" then step the result d
+// once: 2d where d < x, d / 2 where d > x, both exact, and the final cast exact too.
+Expr cast_to_e8m0(ImportContext& ctx, Expr x) {
+  const std::string mode = ctx.attr_string("round_mode", "up");
+  if (mode != "up" && mode != "down" && mode != "nearest")
+    ctx.bad_model(str_cat("round_mode is '", mode, "', expected 'up', 'down' or 'nearest'"));
+  const DataType f32 = DataType::float32(), e8m0 = DataType::float8_e8m0fnu();
+  if (dtype_of(x) != f32) x = ctx.emit("cast", {x}, {{"dtype", f32}});
+  Expr lo = scalar(ctx, f32, std::ldexp(1.0, -127)), hi = scalar(ctx, f32, std::ldexp(1.0, 127));
+  if (ctx.attr_int("saturate", 1) != 0) {
+    x = ctx.emit("where", {ctx.emit("greater", {x, hi}), hi, x});  // NaN compares false: stays NaN
+    x = ctx.emit("where", {ctx.emit("less", {x, lo}), lo, x});
+  } else {
+    Expr inside = ctx.emit("logical_and", {ctx.emit("greater_equal", {x, lo}), ctx.emit("less_equal", {x, hi})});
+    x = ctx.emit("where", {inside, x, scalar(ctx, f32, std::numeric_limits<double>::quiet_NaN())});
+  }
+  Expr n = ctx.emit("cast", {x}, {{"dtype", e8m0}});
+  if (mode == "nearest") return n;
+  Expr d = ctx.emit("cast", {n}, {{"dtype", f32}});
+  Expr step = mode == "up" ? ctx.emit("where", {ctx.emit("less", {d, x}), ctx.emit("multiply", {d, scalar(ctx, f32, 2.0)}), d})
+                           : ctx.emit("where", {ctx.emit("greater", {d, x}), ctx.emit("multiply", {d, scalar(ctx, f32, 0.5)}), d});
+  return ctx.emit("cast", {step}, {{"dtype", e8m0}});
+}
+
 // Cast / CastLike to `to`. The tensor IR's cast to a float8 type gives inf / NaN for what is out
 // of range (ONNX's saturate=0); saturate=1 (the default, opset 19+) first clamps to the largest
 // finite value in float32, NaN staying NaN, as ONNX's reference (np.clip, then the conversion).
 Expr cast_to(ImportContext& ctx, Expr x, DataType to) {
+  if (to == DataType::float8_e8m0fnu()) return cast_to_e8m0(ctx, x);
   bool float8 = to.is_low_precision_float() && to.bits() == 8;
   if (!float8 || ctx.attr_int("saturate", 1) == 0 || dtype_of(x) == DataType::boolean())
     return ctx.emit("cast", {x}, {{"dtype", to}});

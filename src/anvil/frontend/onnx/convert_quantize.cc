@@ -52,7 +52,10 @@ std::optional<Range> integer_range(DataType t) {
 
 // float8 / float4: no rounding step, the cast rounds (to nearest even); with `saturate` (the
 // default) a value past the largest finite one clamps to it, as the reference's conversion does.
-bool minifloat(DataType t) { return t.is_low_precision_float() && t != DataType::bfloat16(); }
+// Not float8_e8m0fnu (an MX scale, no sign, no zero): (de)quantising to it is not supported yet.
+bool minifloat(DataType t) {
+  return t.is_low_precision_float() && t != DataType::bfloat16() && t != DataType::float8_e8m0fnu();
+}
 
 Expr cast(ImportContext& ctx, const Expr& e, DataType to) {
   if (e.type().dtype() == to) return e;
@@ -144,7 +147,7 @@ std::vector<Expr> convert_quantize_linear(ImportContext& ctx) {
   }
   if (!range || out == DataType::int32())
     ctx.unsupported(str_cat("quantising to ", out,
-                            " (supported: int8, uint8, int16, uint16, int4, uint4, int2, uint2, float8, float4)"));
+                            " (supported: int8, uint8, int16, uint16, int4, uint4, int2, uint2, float8 but e8m0, float4)"));
 
   // x / scale in the definition's precision: `precision` (opset 23), else x's dtype; an int32 x
   // (opset 10) in float64, where it is exact.
@@ -170,7 +173,7 @@ std::vector<Expr> convert_dequantize_linear(ImportContext& ctx) {
   Layout l = layout_of(ctx, xt);
   DataType xd = xt.dtype();
   if (!integer_range(xd) && !minifloat(xd))
-    ctx.unsupported(str_cat("dequantising ", xd, " (supported: int8, uint8, int16, uint16, int32, int4, uint4, int2, uint2, float8, float4)"));
+    ctx.unsupported(str_cat("dequantising ", xd, " (supported: int8, uint8, int16, uint16, int32, int4, uint4, int2, uint2, float8 but e8m0, float4)"));
   DataType sd = ctx.input(1).type().dtype();
   DataType out = sd;
   if (ctx.opset() >= 23 && ctx.has_attr("output_dtype") && ctx.attr_int("output_dtype") != 0) {

@@ -41,7 +41,7 @@ const std::array<DtypeInfo, 29>& dtype_table() {
       {"UINT4", 4, DataType::uint4()},
       {"INT4", 4, DataType::int4()},
       {"FLOAT4E2M1", 4, DataType::float4_e2m1fn()},
-      {"FLOAT8E8M0", 8, std::nullopt},
+      {"FLOAT8E8M0", 8, DataType::float8_e8m0fnu()},
       {"UINT2", 2, DataType::uint2()},
       {"INT2", 2, DataType::int2()},
       {"FLOAT6E2M3", 6, std::nullopt},
@@ -84,7 +84,7 @@ DataType anvil_dtype_or_throw(int32_t code, std::string_view what) {
   not_implemented_error(what, ": data type ", onnx_dtype_name(code),
                         " is not supported; supported: FLOAT, FLOAT16, DOUBLE, BFLOAT16, INT8, INT16, INT32, INT64, "
                         "UINT8, UINT16, UINT32, UINT64, BOOL, FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, "
-                        "FLOAT8E5M2FNUZ, INT4, UINT4, INT2, UINT2, FLOAT4E2M1");
+                        "FLOAT8E5M2FNUZ, FLOAT8E8M0, INT4, UINT4, INT2, UINT2, FLOAT4E2M1");
 }
 
 std::string display_dtype_name(int32_t code) {

@@ -34,11 +34,12 @@ enum OnnxNewDtype : int32_t {
   kOnnxUInt4 = 21,
   kOnnxInt4 = 22,
   kOnnxFloat4E2M1 = 23,
+  kOnnxFloat8E8M0 = 24,
 };
 
 // The Anvil dtype of a code Anvil computes with (FLOAT, FLOAT16, DOUBLE, BFLOAT16, INT2/4/8/16/32/64,
-// UINT2/4/8/16/32/64, BOOL, FLOAT8E4M3FN/E4M3FNUZ/E5M2/E5M2FNUZ, FLOAT4E2M1); nullopt for the
-// others (STRING, COMPLEX*, FLOAT8E8M0, FLOAT6*).
+// UINT2/4/8/16/32/64, BOOL, FLOAT8E4M3FN/E4M3FNUZ/E5M2/E5M2FNUZ/E8M0, FLOAT4E2M1); nullopt for the
+// others (STRING, COMPLEX*, FLOAT6*).
 std::optional<DataType> anvil_dtype(int32_t code);
 
 // The same, or throws: ValueError for UNDEFINED and unknown codes, NotImplementedError for a

@@ -35,13 +35,15 @@ TEST(OnnxDataTypes, SupportedCodesMapToAnvilDtypes) {
   EXPECT_EQ(anvil_dtype(kOnnxUInt4), DataType::uint4());
   EXPECT_EQ(anvil_dtype(kOnnxFloat4E2M1), DataType::float4_e2m1fn());
   EXPECT_EQ(anvil_dtype(26), DataType::int2());
-  EXPECT_EQ(anvil_dtype(24), std::nullopt);  // FLOAT8E8M0
+  EXPECT_EQ(anvil_dtype(kOnnxFloat8E8M0), DataType::float8_e8m0fnu());
+  EXPECT_EQ(anvil_dtype(27), std::nullopt);  // FLOAT6E2M3
   EXPECT_EQ(anvil_dtype(TensorProto::STRING), std::nullopt);
   EXPECT_EQ(onnx_dtype_bits(22), 4);
   EXPECT_EQ(onnx_dtype_bits(TensorProto::COMPLEX128), 128);
   EXPECT_EQ(display_dtype_name(TensorProto::FLOAT), "float32");
   EXPECT_EQ(display_dtype_name(19), "float8_e5m2");
-  EXPECT_EQ(display_dtype_name(24), "float8e8m0");
+  EXPECT_EQ(display_dtype_name(24), "float8_e8m0fnu");
+  EXPECT_EQ(display_dtype_name(28), "float6e3m2");
 }
 
 TEST(OnnxDataTypes, OrThrowSaysWhatAndWhy) {

@@ -15,7 +15,8 @@ namespace anvil::frontend::onnx {
 // The dtypes the importer accepts for inputs, initializers and constants.
 inline constexpr const char* kSupportedDtypes =
     "float32, float16, float64, int64, int32, int16, int8, uint64, uint32, uint16, uint8, bool, bfloat16, "
-    "float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float4_e2m1fn, int4, uint4, int2, uint2";
+    "float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu, float4_e2m1fn, int4, uint4, int2, "
+    "uint2";
 bool is_supported_dtype(DataType dtype);
 // NotImplementedError "onnx: <what> has dtype int16; supported: float32, ..." unless supported.
 void check_supported_dtype(DataType dtype, const std::string& what);

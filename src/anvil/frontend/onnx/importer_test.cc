@@ -307,12 +307,12 @@ TEST(OnnxImporter, UnsupportedDtypesNameTheTensor) {
   b.input("x", TensorProto::FLOAT, {"2"});
   TensorProto* w = b.g->add_initializer();
   w->set_name("w");
-  w->set_data_type(24);  // FLOAT8E8M0
+  w->set_data_type(27);  // FLOAT6E2M3
   w->add_dims(1);
   w->add_int32_data(1);
   b.output("x");
   EXPECT_EQ(error_of([&] { b.import(); }, &kind),
-            std::string("onnx: initializer 'w' has dtype float8e8m0; supported: ") + kSupportedDtypes);
+            std::string("onnx: initializer 'w' has dtype float6e2m3; supported: ") + kSupportedDtypes);
   EXPECT_EQ(kind, ErrorKind::kNotImplemented);
 
   Model c;
@@ -320,14 +320,14 @@ TEST(OnnxImporter, UnsupportedDtypesNameTheTensor) {
   auto* attr = c.node("TestConst", {}, {"y"}, "c")->add_attribute();
   attr->set_name("value");
   attr->set_type(AttributeProto::TENSOR);
-  attr->mutable_t()->set_data_type(24);
+  attr->mutable_t()->set_data_type(27);
   attr->mutable_t()->add_dims(1);
   attr->mutable_t()->add_int32_data(1);
   c.output("y");
   EXPECT_EQ(error_of([&] { c.import(); }, &kind),
-            "onnx: node 'c' (TestConst, opset 17): unnamed tensor: data type FLOAT8E8M0 is not supported; supported: "
+            "onnx: node 'c' (TestConst, opset 17): unnamed tensor: data type FLOAT6E2M3 is not supported; supported: "
             "FLOAT, FLOAT16, DOUBLE, BFLOAT16, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, BOOL, "
-            "FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ, INT4, UINT4, INT2, UINT2, FLOAT4E2M1");
+            "FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ, FLOAT8E8M0, INT4, UINT4, INT2, UINT2, FLOAT4E2M1");
   EXPECT_EQ(kind, ErrorKind::kNotImplemented);
 }
 

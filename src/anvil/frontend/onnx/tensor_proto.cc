@@ -133,6 +133,7 @@ void copy_typed(const TensorProto& t, int32_t code, const std::string& label, vo
     case kOnnxFloat8E4M3FNUZ:
     case kOnnxFloat8E5M2:
     case kOnnxFloat8E5M2FNUZ:
+    case kOnnxFloat8E8M0:
       narrow_into<uint8_t>(i32, dst, 0, UINT8_MAX, label);
       return;
     case TensorProto::BOOL: {

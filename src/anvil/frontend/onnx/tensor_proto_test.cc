@@ -94,6 +94,7 @@ void fill_typed(TensorProto* t, int32_t code, const std::string& bytes, int64_t 
       case kOnnxFloat8E4M3FNUZ:
       case kOnnxFloat8E5M2:
       case kOnnxFloat8E5M2FNUZ:
+      case kOnnxFloat8E8M0:
       case TensorProto::UINT8:
       case TensorProto::BOOL:
         t->add_int32_data(element<uint8_t>(bytes, i));
@@ -181,7 +182,8 @@ INSTANTIATE_TEST_SUITE_P(
         // bit patterns, any of them (NaNs included) kept as they are
         DtypeCase{TensorProto::BFLOAT16, DataType::bfloat16()}, DtypeCase{kOnnxFloat8E4M3FN, DataType::float8_e4m3fn()},
         DtypeCase{kOnnxFloat8E4M3FNUZ, DataType::float8_e4m3fnuz()}, DtypeCase{kOnnxFloat8E5M2, DataType::float8_e5m2()},
-        DtypeCase{kOnnxFloat8E5M2FNUZ, DataType::float8_e5m2fnuz()}),
+        DtypeCase{kOnnxFloat8E5M2FNUZ, DataType::float8_e5m2fnuz()},
+        DtypeCase{kOnnxFloat8E8M0, DataType::float8_e8m0fnu()}),
     case_name);
 
 TEST(TensorProto, ZeroDimTensorHoldsOneElement) {
@@ -223,7 +225,6 @@ TEST(TensorProto, UnsupportedDtypesAreNotImplementedAndNamed) {
   for (auto [code, name] : std::vector<std::pair<int32_t, std::string>>{{TensorProto::STRING, "STRING"},
                                                                         {TensorProto::COMPLEX64, "COMPLEX64"},
                                                                         {TensorProto::COMPLEX128, "COMPLEX128"},
-                                                                        {24, "FLOAT8E8M0"},
                                                                         {27, "FLOAT6E2M3"}}) {
     TensorProto proto = make_tensor("q", code, {1});
     proto.set_raw_data("\x01\x02", 2);
