@@ -319,7 +319,7 @@ class Lowerer {
 bool vm_evaluated_op(const std::string& op) {
   static const std::set<std::string> ops = {"shape_of", "shape_to_tensor", "reshape",        "squeeze",
                                             "expand_dims", graph::kCallIf,  graph::kCallLoop,
-                                            graph::kNonZero, graph::kDynamicSlice, graph::kUnique};
+                                            graph::kNonZero, graph::kDynamicSlice, graph::kUnique, "check"};
   return ops.count(op) != 0;
 }
 

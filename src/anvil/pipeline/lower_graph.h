@@ -18,7 +18,8 @@
 //
 // Operators the VM evaluates itself stay as they are (vm_evaluated_op): shape_of (a shape
 // value), shape_to_tensor of a static shape (a constant) and reshape / squeeze / expand_dims
-// (zero-copy views of a compact tensor, vm.builtin.reshape). shape_to_tensor of a symbolic
+// (zero-copy views of a compact tensor, vm.builtin.reshape), check (a run-time assertion,
+// vm.builtin.check). shape_to_tensor of a symbolic
 // shape (a ShapeExpr, or shape_of a tensor, through Vars) becomes a small kernel that writes its
 // shape vars' values. A call_fused (graph/passes/fuse_ops.h) becomes one kernel of its group
 // (ops::lower_fused, named after the group); identical groups share it (same printed body and

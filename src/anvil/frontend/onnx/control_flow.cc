@@ -11,6 +11,45 @@
 #include "anvil/frontend/onnx/node_order.h"
 
 namespace anvil::frontend::onnx {
+
+using graph::Type;
+
+ImportState sub_state(const ImportState& outer) {
+  ImportState sub;
+  sub.opset = outer.opset;
+  sub.model = outer.model;
+  sub.base_dir = outer.base_dir;
+  sub.functions = outer.functions;
+  return sub;
+}
+
+// The type of an if whose branches give a and b: theirs where they agree; a dimension they give
+// differently becomes a new symbolic dimension (bound when the if has run). nullopt when they
+// differ in more (dtype, rank, tuple arity).
+std::optional<Type> unify(const Type& a, const Type& b, const std::string& hint, int& fresh) {
+  if (graph::type_equal(a, b)) return a;
+  if (a.is_tuple() && b.is_tuple() && a.fields().size() == b.fields().size()) {
+    std::vector<Type> fields;
+    for (size_t i = 0; i < a.fields().size(); ++i) {
+      std::optional<Type> f = unify(a.fields()[i], b.fields()[i], hint, fresh);
+      if (!f) return std::nullopt;
+      fields.push_back(*f);
+    }
+    return Type::tuple(std::move(fields));
+  }
+  if (!a.is_tensor() || !b.is_tensor() || a.dtype() != b.dtype() || !a.has_rank() || !b.has_rank() ||
+      a.ndim() != b.ndim())
+    return std::nullopt;
+  std::vector<ir::PrimExpr> dims;
+  for (int i = 0; i < a.ndim(); ++i) {
+    const ir::PrimExpr& x = a.shape()[static_cast<size_t>(i)];
+    const ir::PrimExpr& y = b.shape()[static_cast<size_t>(i)];
+    bool same = x.same_as(y) || (ir::as_const_int(x) && ir::as_const_int(y) && *ir::as_const_int(x) == *ir::as_const_int(y));
+    dims.push_back(same ? x : ir::PrimExpr(ir::size_var(str_cat(hint, "_d", fresh++))));
+  }
+  return Type::tensor(std::move(dims), a.dtype());
+}
+
 namespace {
 
 using graph::Expr;
@@ -47,15 +86,6 @@ const GraphProto& graph_attr(const NodeProto& node, const std::string& name, con
       return a.g();
     }
   value_error(prefix, ": the graph attribute '", name, "' is missing");
-}
-
-ImportState sub_state(const ImportState& outer) {
-  ImportState sub;
-  sub.opset = outer.opset;
-  sub.model = outer.model;
-  sub.base_dir = outer.base_dir;
-  sub.functions = outer.functions;
-  return sub;
 }
 
 // Converts the subgraph's initializers and nodes into `state` (already holding its inputs).
@@ -181,33 +211,6 @@ void record_outputs(ImportState& state, const NodeProto& node, const Expr& call,
                                     : bound;
     state.values[node.output(i)] = std::move(v);
   }
-}
-
-// The type of an if whose branches give a and b: theirs where they agree; a dimension they give
-// differently becomes a new symbolic dimension (bound when the if has run). nullopt when they
-// differ in more (dtype, rank, tuple arity).
-std::optional<Type> unify(const Type& a, const Type& b, const std::string& hint, int& fresh) {
-  if (graph::type_equal(a, b)) return a;
-  if (a.is_tuple() && b.is_tuple() && a.fields().size() == b.fields().size()) {
-    std::vector<Type> fields;
-    for (size_t i = 0; i < a.fields().size(); ++i) {
-      std::optional<Type> f = unify(a.fields()[i], b.fields()[i], hint, fresh);
-      if (!f) return std::nullopt;
-      fields.push_back(*f);
-    }
-    return Type::tuple(std::move(fields));
-  }
-  if (!a.is_tensor() || !b.is_tensor() || a.dtype() != b.dtype() || !a.has_rank() || !b.has_rank() ||
-      a.ndim() != b.ndim())
-    return std::nullopt;
-  std::vector<ir::PrimExpr> dims;
-  for (int i = 0; i < a.ndim(); ++i) {
-    const ir::PrimExpr& x = a.shape()[static_cast<size_t>(i)];
-    const ir::PrimExpr& y = b.shape()[static_cast<size_t>(i)];
-    bool same = x.same_as(y) || (ir::as_const_int(x) && ir::as_const_int(y) && *ir::as_const_int(x) == *ir::as_const_int(y));
-    dims.push_back(same ? x : ir::PrimExpr(ir::size_var(str_cat(hint, "_d", fresh++))));
-  }
-  return Type::tensor(std::move(dims), a.dtype());
 }
 
 void convert_if(ImportState& state, const NodeProto& node, const std::string& prefix) {

@@ -10,6 +10,7 @@
 // scan outputs get a fresh symbolic leading dimension.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "anvil/frontend/onnx/import_state.h"
@@ -18,6 +19,14 @@ namespace anvil::frontend::onnx {
 
 bool is_control_flow(const std::string& op_type);  // If, Loop
 void convert_control_flow(ImportState& state, const NodeProto& node, int index);
+
+// Shared with specialize.cc. A nested graph's state: the outer's opset, model, base dir and
+// module functions, no values.
+ImportState sub_state(const ImportState& outer);
+// The type of an if whose branches give a and b: theirs where they agree; a dimension they give
+// differently becomes a new symbolic one (hint_d<fresh++>, bound when the if has run). nullopt
+// when they differ in more (dtype, rank, tuple arity).
+std::optional<graph::Type> unify(const graph::Type& a, const graph::Type& b, const std::string& hint, int& fresh);
 
 // From importer.cc: one node through its converter, and a graph output's expression.
 void convert_node(ImportState& state, const NodeProto& node, int index);

@@ -1,12 +1,14 @@
 // ONNX converters of the reduce family (graph/ops/reduce.cc): ReduceSum/Mean/Max/Min/Prod and
 // the composed ReduceL1/L2/SumSquare/LogSum/LogSumExp, ArgMax/ArgMin, CumSum, TopK.
 // Reduce* take their axes as an attribute before opset 18 (ReduceSum: 13) and as an optional
-// input after, where noop_with_empty_axes=1 with no axes makes the node an identity. The axes
-// input must be known at import. ReduceLogSumExp is log(sum(exp(x - max))) + max, the max
+// input after, where noop_with_empty_axes=1 with no axes makes the node an identity. An axes
+// input known only at run time (as CumSum's axis) imports the node once per set of axes it may
+// hold, chosen at run time (specialize.h). ReduceLogSumExp is log(sum(exp(x - max))) + max, the max
 // taken with keepdims for the subtraction. ReduceMax/Min of bool reduce 0/1 bytes.
 #include "anvil/base/error.h"
 #include "anvil/frontend/onnx/converters.h"
 #include "anvil/frontend/onnx/proto.h"
+#include "anvil/frontend/onnx/specialize.h"
 #include "anvil/graph/attrs.h"
 
 namespace anvil::frontend::onnx {
@@ -38,13 +40,24 @@ Attrs reduce_attrs(const AxesSpec& s, bool keepdims) {
   return a;
 }
 
+// The converter, taking axes known only at run time (input 1 from `input_opset` on) too: once per
+// set of axes of the data's rank they may hold (the converter's static path each).
+Converter with_runtime_axes(int input_opset, Converter convert) {
+  return [input_opset, convert](ImportContext& ctx) -> std::vector<Expr> {
+    if (ctx.opset() < input_opset || !ctx.has_input(1) || has_known_ints(ctx, 1)) return convert(ctx);
+    const graph::Type& x = ctx.input(0).type();
+    if (!x.is_tensor() || !x.has_rank()) ctx.unsupported("axes known only at run time need data of known rank");
+    return specialize_on_axes(ctx, 1, x.ndim(), nullptr, convert);
+  };
+}
+
 // pre(x) -> op over the axes -> post(result); identity nodes apply pre and post only.
 using ExprFn = std::function<Expr(ImportContext&, const Expr&)>;
 
 Expr none(ImportContext&, const Expr& e) { return e; }
 
 Converter reduce(std::string op, int input_opset, ExprFn pre = none, ExprFn post = none) {
-  return [=](ImportContext& ctx) -> std::vector<Expr> {
+  return with_runtime_axes(input_opset, [=](ImportContext& ctx) -> std::vector<Expr> {
     AxesSpec s = axes_of(ctx, input_opset);
     bool keep = ctx.attr_int("keepdims", 1) != 0;
     Expr x = pre(ctx, ctx.input(0));
@@ -57,7 +70,7 @@ Converter reduce(std::string op, int input_opset, ExprFn pre = none, ExprFn post
       return {post(ctx, ctx.emit("cast", {r}, {{"dtype", DataType::boolean()}}))};
     }
     return {post(ctx, ctx.emit(op, {x}, reduce_attrs(s, keep)))};
-  };
+  });
 }
 
 std::vector<Expr> convert_log_sum_exp(ImportContext& ctx) {
@@ -86,6 +99,14 @@ std::vector<Expr> convert_cumsum(ImportContext& ctx) {
   if (axis.size() != 1) ctx.bad_model(str_cat("axis has ", axis.size(), " elements, expected 1"));
   return {ctx.emit("cumsum", {ctx.input(0)},
                    {{"axis", axis[0]}, {"exclusive", ctx.attr_int("exclusive", 0)}, {"reverse", ctx.attr_int("reverse", 0)}})};
+}
+
+// CumSum over an axis known only at run time: once per axis of the data.
+std::vector<Expr> convert_cumsum_any_axis(ImportContext& ctx) {
+  if (has_known_ints(ctx, 1)) return convert_cumsum(ctx);
+  const graph::Type& x = ctx.input(0).type();
+  if (!x.is_tensor() || !x.has_rank()) ctx.unsupported("an axis known only at run time needs data of known rank");
+  return specialize_on_axes(ctx, 1, x.ndim(), nullptr, convert_cumsum);
 }
 
 std::vector<Expr> convert_topk(ImportContext& ctx) {
@@ -121,10 +142,10 @@ void register_reduce_converters() {
   register_converter("ReduceL2", reduce("sum", 18, square, sqrt_of));
   register_converter("ReduceSumSquare", reduce("sum", 18, square));
   register_converter("ReduceLogSum", reduce("sum", 18, none, log_of));
-  register_converter("ReduceLogSumExp", convert_log_sum_exp);
+  register_converter("ReduceLogSumExp", with_runtime_axes(18, convert_log_sum_exp));
   register_converter("ArgMax", arg_reduce("argmax"));
   register_converter("ArgMin", arg_reduce("argmin"));
-  register_converter("CumSum", convert_cumsum);
+  register_converter("CumSum", convert_cumsum_any_axis);
   register_converter("TopK", convert_topk);
 }
 

@@ -7,6 +7,7 @@
 // materialises them on use); 0-d ones become constants when constant.
 #include "anvil/frontend/onnx/convert_data_dependent.h"
 #include "anvil/frontend/onnx/convert_transform_util.h"
+#include "anvil/frontend/onnx/specialize.h"
 
 namespace anvil::frontend::onnx {
 namespace {
@@ -108,7 +109,27 @@ std::optional<std::vector<int64_t>> axes_of(ImportContext& ctx) {
 // value stays known. A symbolic known value without a constant is taken as the 0-d scalar such
 // chains carry (its expression is left to the importer, so asking for it would emit a
 // shape_to_tensor nobody uses).
+// Axes as input 1 (opset 13 on) known only at run time: the node is imported once per set of
+// axes they may hold (specialize.h).
+bool runtime_axes(ImportContext& ctx) {
+  return ctx.opset() >= 13 && !ctx.has_attr("axes") && ctx.has_input(1) && !has_known_ints(ctx, 1);
+}
+
+const graph::Type& ranked_data(ImportContext& ctx) {
+  const graph::Type& x = ctx.input(0).type();
+  if (!x.is_tensor() || !x.has_rank()) ctx.unsupported("axes known only at run time need data of known rank");
+  return x;
+}
+
 std::vector<Expr> convert_unsqueeze(ImportContext& ctx) {
+  if (runtime_axes(ctx)) {
+    // Axes index the output, of rank r + k.
+    const graph::Type& a = ctx.input(1).type();
+    std::optional<std::vector<int64_t>> shape = a.is_tensor() && a.has_rank() ? a.static_shape() : std::nullopt;
+    if (!shape || shape->size() > 1) ctx.unsupported("axes known only at run time must be a 1-d tensor of static length");
+    int64_t k = shape->empty() ? 1 : (*shape)[0];
+    return specialize_on_axes(ctx, 1, ranked_data(ctx).ndim() + k, nullptr, convert_unsqueeze);
+  }
   std::optional<std::vector<int64_t>> axes = axes_of(ctx);
   if (!axes) ctx.bad_model("Unsqueeze without axes");
   auto v = ctx.known_values(0);
@@ -120,6 +141,18 @@ std::vector<Expr> convert_unsqueeze(ImportContext& ctx) {
 }
 
 std::vector<Expr> convert_squeeze(ImportContext& ctx) {
+  if (runtime_axes(ctx)) {
+    // Only axes whose dim may be 1 (1, or symbolic) can be squeezed.
+    graph::Type x = ranked_data(ctx);
+    auto may_be_one = [x](const std::vector<int64_t>& axes) {
+      for (int64_t a : axes) {
+        std::optional<int64_t> d = ir::as_const_int(x.shape()[static_cast<size_t>(a)]);
+        if (d && *d != 1) return false;
+      }
+      return true;
+    };
+    return specialize_on_axes(ctx, 1, x.ndim(), may_be_one, convert_squeeze);
+  }
   std::optional<std::vector<int64_t>> axes = axes_of(ctx);
   auto v = ctx.known_values(0);
   if (v && v->size() == 1) {

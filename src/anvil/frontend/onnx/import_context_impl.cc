@@ -141,7 +141,7 @@ std::string node_label(const NodeProto& node, int index, const ModelProto& model
 }
 
 NodeContext::NodeContext(ImportState& state, const NodeProto& node, int index)
-    : state_(state), node_(node), prefix_("onnx: " + node_label(node, index, *state.model)),
+    : state_(state), node_(node), index_(index), prefix_("onnx: " + node_label(node, index, *state.model)),
       output_known_(static_cast<size_t>(node.output_size())),
       output_known_shape_(static_cast<size_t>(node.output_size())) {
   for (const std::string& out : node.output()) {

@@ -108,6 +108,10 @@ class NodeContext final : public ImportContext {
   const std::string& prefix() const { return prefix_; }
   // Runs the converter and records its outputs in the state (errors re-thrown with prefix()).
   void convert(const Converter& converter);
+  // The state the node imports into and its index in its graph (specialize.h imports the node
+  // again into branch functions of its own).
+  ImportState& state() { return state_; }
+  int index() const { return index_; }
 
  private:
   // The value of input i (bad_model when absent; the node order guarantees it was imported).
@@ -118,6 +122,7 @@ class NodeContext final : public ImportContext {
 
   ImportState& state_;
   const NodeProto& node_;
+  int index_;
   std::string prefix_;
   std::string binding_name_;  // the bindings a node emits are named after its first output
   std::vector<std::optional<std::vector<ir::PrimExpr>>> output_known_;

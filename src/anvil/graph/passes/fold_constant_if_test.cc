@@ -1,6 +1,7 @@
 // fold_constant of graph `if`: a constant condition inlines the taken branch (its bindings folded
 // in turn, nested ifs too); branches no call reaches leave the module; other ifs stay. Also the
-// text form of if/loop round-trips and the verifier checks their callees.
+// text form of if/loop (and check, the guard before specialised ifs) round-trips and the verifier
+// checks their callees.
 #include <gtest/gtest.h>
 
 #include "anvil/base/error.h"
@@ -110,6 +111,37 @@ TEST(GraphControlFlow, IfAndLoopPrintParseAndVerify) {
   std::vector<std::string> errors = well_formed_errors(bad_if);
   ASSERT_FALSE(errors.empty());
   EXPECT_NE(errors[0].find("a branch returns"), std::string::npos) << errors[0];
+}
+
+TEST(GraphControlFlow, CheckIsTypedAsItsFirstArgumentAndRoundTrips) {
+  IRModule m = testing::verified(parse_module(R"(
+    def @main(%a: Tensor[(2,), int32], %ok: Tensor[(), bool]) -> Tensor[(2,), int32] {
+      %c: Tensor[(2,), int32] = check(%a, %ok, message="axes: not one of the compiled sets")
+      return %c
+    }
+  )"));
+  EXPECT_EQ(printed(parse_module(printed(m))), printed(m));
+  // ok must be bool, and the message is required (the parser infers the type).
+  auto parse_error = [](const char* body) {
+    try {
+      parse_module(body);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("parsed");
+  };
+  EXPECT_NE(parse_error(R"(
+    def @main(%a: Tensor[(2,), int32]) -> Tensor[(2,), int32] {
+      %c: Tensor[(2,), int32] = check(%a, %a, message="m")
+      return %c
+    }
+  )").find("check: argument 1 (ok) must be a bool tensor"), std::string::npos);
+  EXPECT_NE(parse_error(R"(
+    def @main(%a: Tensor[(2,), int32], %ok: Tensor[(), bool]) -> Tensor[(2,), int32] {
+      %c: Tensor[(2,), int32] = check(%a, %ok)
+      return %c
+    }
+  )").find("message"), std::string::npos);
 }
 
 }  // namespace

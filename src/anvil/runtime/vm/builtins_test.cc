@@ -529,6 +529,24 @@ TEST_F(VMBuiltinsTest, ReadIfCondAcceptsScalarsAndOneElementTensors) {
   expect_error([&] { vm["main"]("yes"); }, ErrorKind::kType, "expected a bool, an int or a tensor but got string");
 }
 
+TEST_F(VMBuiltinsTest, CheckCopiesXOrRaisesItsMessageWithXsValues) {
+  auto tensor = [](DataType dtype, std::vector<int64_t> shape, const void* data) {
+    Tensor t = Tensor::empty(shape, dtype);
+    std::memcpy(t.data(), data, t.nbytes());
+    return t;
+  };
+  const int64_t axes[2] = {1, -3};
+  const uint8_t all[3] = {1, 1, 1}, one_false[3] = {1, 0, 1};
+  Tensor x = tensor(DataType::int64(), {2}, axes);
+  Tensor out = call("vm.builtin.check", {x, tensor(DataType::boolean(), {3}, all), Value("bad axes")}).as_tensor();
+  EXPECT_NE(out.data(), x.data());  // a value of its own
+  EXPECT_EQ(std::memcmp(out.data(), axes, sizeof axes), 0);
+  expect_error([&] { call("vm.builtin.check", {x, tensor(DataType::boolean(), {3}, one_false), Value("bad axes")}); },
+               ErrorKind::kValue, "bad axes; got [1, -3]");
+  expect_error([&] { call("vm.builtin.check", {x, x, Value("m")}); }, ErrorKind::kType,
+               "vm.builtin.check: argument 1 (ok): expected a bool tensor");
+}
+
 // Python's floor division and modulo, as the reference for shape_compute.
 int64_t ref_floordiv(int64_t a, int64_t b) {
   return static_cast<int64_t>(std::floor(static_cast<double>(a) / static_cast<double>(b)));

@@ -1,5 +1,5 @@
 // Data builtins: register moves (copy), device copies (to_device), tuples (make_tuple,
-// tuple_getitem), branch conditions (read_if_cond), closures (make_closure, invoke_closure),
+// tuple_getitem), branch conditions (read_if_cond), run-time assertions (check), closures (make_closure, invoke_closure),
 // kernel calls with symbolic sizes (call_tir_dyn), and small int helpers (add, sub, mul, lt,
 // eq) that let hand-written and test programs count loops and recurse.
 #include <cstring>
@@ -15,6 +15,7 @@ constexpr const char* kToDevice = "vm.builtin.to_device";
 constexpr const char* kMakeTuple = "vm.builtin.make_tuple";
 constexpr const char* kTupleGetItem = "vm.builtin.tuple_getitem";
 constexpr const char* kReadIfCond = "vm.builtin.read_if_cond";
+constexpr const char* kCheck = "vm.builtin.check";
 constexpr const char* kMakeClosure = "vm.builtin.make_closure";
 constexpr const char* kInvokeClosure = "vm.builtin.invoke_closure";
 constexpr const char* kCallTirDyn = "vm.builtin.call_tir_dyn";
@@ -73,6 +74,41 @@ Value read_if_cond(Args args) {
   bool nonzero = false;
   for (size_t i = 0; i < dtype.bytes(); ++i) nonzero = nonzero || bytes[i] != 0;
   return Value(nonzero);
+}
+
+// A few of an integer tensor's values for a message: "[0, -4]" (other dtypes: its description).
+std::string int_values_text(const Tensor& host) {
+  DataType d = host.dtype();
+  if (!((d.is_int() || d.is_uint()) && (d.bytes() == 4 || d.bytes() == 8)) || d.lanes() != 1) return host.to_string();
+  std::string out = "[";
+  for (int64_t i = 0; i < host.numel() && i < 16; ++i) {
+    const auto* p = static_cast<const unsigned char*>(host.data()) + static_cast<size_t>(i) * d.bytes();
+    int64_t v = 0;
+    if (d.bytes() == 8) std::memcpy(&v, p, 8);
+    else {
+      int32_t w = 0;
+      std::memcpy(&w, p, 4);
+      v = w;
+    }
+    out += str_cat(i ? ", " : "", v);
+  }
+  return out + (host.numel() > 16 ? ", ...]" : "]");
+}
+
+// check(x, ok, message) -> a copy of x (a value of its own: the memory plan sees a new value),
+// when every element of the bool tensor ok is true; else ValueError "<message>; got <x>".
+Value check(Args args) {
+  check_num_args(kCheck, args, 3, "x, ok, message");
+  Tensor x = tensor_arg(kCheck, args, 0, "x");
+  Tensor ok = tensor_arg(kCheck, args, 1, "ok");
+  const std::string& message = string_arg(kCheck, args, 2, "message");
+  if (!ok.dtype().is_bool()) type_error(kCheck, ": argument 1 (ok): expected a bool tensor but got ", ok.to_string());
+  if (ok.device().type != kDLCPU || !ok.is_contiguous()) ok = ok.copy_to(Device::cpu());
+  Tensor host = x.device().type == kDLCPU && x.is_contiguous() ? x : x.copy_to(Device::cpu());
+  const auto* bits = static_cast<const unsigned char*>(ok.data());
+  for (int64_t i = 0; i < ok.numel(); ++i)
+    if (bits[i] == 0) value_error(message, "; got ", int_values_text(host));
+  return Value(x.copy_to(x.device()));
 }
 
 // make_closure(func, captured...) -> a vm.Closure that appends `captured` to its call's arguments
@@ -141,6 +177,7 @@ void register_data_builtins() {
   register_packed(kMakeTuple, [](Args args) -> Value { return Value(std::vector<Value>(args.begin(), args.end())); });
   register_packed(kTupleGetItem, tuple_getitem);
   register_packed(kReadIfCond, read_if_cond);
+  register_packed(kCheck, check);
   register_packed(kMakeClosure, make_closure);
   register_packed(kInvokeClosure, invoke_closure);
   register_packed(kCallTirDyn, call_tir_dyn);
