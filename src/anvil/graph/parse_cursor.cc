@@ -234,7 +234,16 @@ Type Cursor::type_inner() {
   if (accept_word("Object")) return Type::object();
   if (accept_word("Shape")) {
     expect("[");
-    int ndim = accept("?") ? -1 : static_cast<int>(integer("a rank or '?'"));
+    if (accept("(")) {  // Shape[(n, 4)]: known values
+      std::vector<PrimExpr> values = dim_list();
+      expect("]");
+      try {
+        return Type::shape(std::move(values));
+      } catch (const Error& e) {
+        fail_at(start, e.what());
+      }
+    }
+    int ndim = accept("?") ? -1 : static_cast<int>(integer("a rank, '?' or '(values)'"));
     expect("]");
     return Type::shape(ndim);
   }
@@ -257,14 +266,7 @@ Type Cursor::type_inner() {
     return Type::tensor_any_rank(t);
   }
   expect("(");
-  std::vector<PrimExpr> dims;
-  while (!accept(")")) {
-    dims.push_back(dim());
-    if (!accept(",")) {
-      expect(")");
-      break;
-    }
-  }
+  std::vector<PrimExpr> dims = dim_list();
   expect(",");
   DataType t = dtype();
   expect("]");
@@ -273,6 +275,19 @@ Type Cursor::type_inner() {
   } catch (const Error& e) {
     fail_at(start, e.what());
   }
+}
+
+// The dims after "(" up to and with the ")": "n, 4)", "3,)", ")".
+std::vector<PrimExpr> Cursor::dim_list() {
+  std::vector<PrimExpr> dims;
+  while (!accept(")")) {
+    dims.push_back(dim());
+    if (!accept(",")) {
+      expect(")");
+      break;
+    }
+  }
+  return dims;
 }
 
 // Dimensions: + - over * // %, unary minus, parentheses, min/max/truncdiv calls, dtype casts

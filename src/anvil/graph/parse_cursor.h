@@ -54,6 +54,7 @@ class Cursor {
   DataType dtype();
   Type type();
   PrimExpr dim();
+  std::vector<PrimExpr> dim_list();
 
   // Characters left after the cursor (a bound on how many values the rest can hold).
   size_t remaining() const { return text_.size() - pos_; }

@@ -88,6 +88,24 @@ TEST(GraphParser, OneSymbolicNameIsOneSizeVarAcrossTheModule) {
   expect_round_trip(m);
 }
 
+// A run-time shape value's type names its fresh Vars, and later types use the same Vars.
+TEST(GraphParser, ShapeTypesWithValuesRoundTripAndShareTheirVars) {
+  IRModule m = parse_module(R"(
+    def @main(%x: Tensor[(6,), float32], %t: Tensor[(2,), int64]) -> Tensor[(a, b), float32] {
+      %s: Shape[(a, b)] = reshape_target(%x, %t, allowzero=0)
+      %y: Tensor[(a, b), float32] = reshape(%x, %s)
+      return %y
+    }
+  )");
+  const Binding& s = m.main().bindings()[0];
+  ASSERT_NE(s.var.type().shape_values(), nullptr);
+  EXPECT_EQ(to_string(s.var.type()), "Shape[(a, b)]");
+  EXPECT_EQ((*s.var.type().shape_values())[0].get(), m.main().bindings()[1].var.type().dim(0).get());
+  EXPECT_FALSE(type_equal(s.var.type(), Type::shape(2)));
+  EXPECT_EQ(to_string(Type::shape({ir::int_imm(3)})), "Shape[(3,)]");
+  expect_round_trip(m);
+}
+
 TEST(GraphParser, ReadsEveryConstantDtypeAndScalars) {
   const char* text =
       "def @main() -> Tuple[Tensor[(), float32], Tensor[(3,), bool], Tensor[(2,), float16], Tensor[(2, 1), uint8], "

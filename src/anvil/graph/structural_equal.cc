@@ -24,7 +24,8 @@ class Equalizer {
           if (!type(a.fields()[i], b.fields()[i])) return false;
         return true;
       case TypeKind::kShape:
-        return a.ndim() == b.ndim();
+        if (a.ndim() != b.ndim() || (a.shape_values() == nullptr) != (b.shape_values() == nullptr)) return false;
+        return a.shape_values() == nullptr || dims_.exprs(*a.shape_values(), *b.shape_values());
       case TypeKind::kObject:
         return true;
     }

@@ -79,6 +79,19 @@ Type Type::shape(int ndim) {
   return make(n);
 }
 
+Type Type::shape(std::vector<PrimExpr> values) {
+  for (PrimExpr& v : values) v = dim_expr(v);
+  auto* n = new TypeNode();
+  n->kind_ = TypeKind::kShape;
+  n->shape_ndim_ = static_cast<int>(values.size());
+  n->shape_ = std::move(values);
+  return make(n);
+}
+
+const std::vector<PrimExpr>* Type::shape_values() const {
+  return is_shape() && get()->shape() ? &*get()->shape() : nullptr;
+}
+
 Type Type::object() { return make(new TypeNode()); }
 
 DataType Type::dtype() const {
@@ -148,8 +161,15 @@ std::string to_string(const Type& t) {
       break;
     case TypeKind::kShape:
       os << "Shape[";
-      if (t.ndim() < 0) os << "?";
-      else os << t.ndim();
+      if (const std::vector<PrimExpr>* v = t.shape_values()) {
+        os << "(";
+        for (size_t i = 0; i < v->size(); ++i) os << (i ? ", " : "") << ir::to_string((*v)[i]);
+        os << (v->size() == 1 ? ",)" : ")");
+      } else if (t.ndim() < 0) {
+        os << "?";
+      } else {
+        os << t.ndim();
+      }
       os << "]";
       break;
     case TypeKind::kObject:
@@ -176,8 +196,13 @@ bool type_equal(const Type& a, const Type& b) {
       for (size_t i = 0; i < a.fields().size(); ++i)
         if (!type_equal(a.fields()[i], b.fields()[i])) return false;
       return true;
-    case TypeKind::kShape:
-      return a.ndim() == b.ndim();
+    case TypeKind::kShape: {
+      if (a.ndim() != b.ndim() || (a.shape_values() == nullptr) != (b.shape_values() == nullptr)) return false;
+      if (a.shape_values() == nullptr) return true;
+      for (size_t i = 0; i < a.shape_values()->size(); ++i)
+        if (!ir::structural_equal((*a.shape_values())[i], (*b.shape_values())[i])) return false;
+      return true;
+    }
     case TypeKind::kObject:
       return true;
   }

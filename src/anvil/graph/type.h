@@ -1,6 +1,7 @@
 // Types of graph values (Relax's "struct info"): a tensor with a dtype and a shape whose
 // dimensions are tensor-IR expressions (so a symbolic `n` or `n * 2` is the same Var the
-// kernels see), a tuple of types, a shape value of a known rank, or an opaque object.
+// kernels see), a tuple of types, a shape value of a known rank (and maybe known values: the
+// Vars a run-time tensor_to_shape binds, so later types can name them), or an opaque object.
 //
 //   Var n = ir::size_var("n");
 //   Type t = Type::tensor({n, 3, 224, 224}, DataType::float32());   // Tensor[(n, 3, 224, 224), float32]
@@ -41,6 +42,7 @@ class Type : public ir::NodeRef<TypeNode> {
   static Type tensor_any_rank(DataType dtype);
   static Type tuple(std::vector<Type> fields);
   static Type shape(int ndim);
+  static Type shape(std::vector<PrimExpr> values);  // Shape[(v0, v1)]: its values known
   static Type object();
 
   TypeKind kind() const;
@@ -51,6 +53,8 @@ class Type : public ir::NodeRef<TypeNode> {
   bool has_rank() const;                      // a tensor of known rank
   int ndim() const;                           // tensors of known rank, shapes of known rank
   const std::vector<PrimExpr>& shape() const;  // tensors of known rank (ValueError otherwise)
+  // A shape value's values when its type knows them (Shape[(n, 4)]), else nullptr.
+  const std::vector<PrimExpr>* shape_values() const;
   const PrimExpr& dim(int i) const;           // negative i counts from the end
   std::optional<std::vector<int64_t>> static_shape() const;  // every dim a constant
   const std::vector<Type>& fields() const;
@@ -62,7 +66,8 @@ class TypeNode : public ir::Node {
   std::string_view type_key() const override { return "graph.Type"; }
   TypeKind kind() const { return kind_; }
   DataType dtype() const { return dtype_; }                          // kTensor
-  const std::optional<std::vector<PrimExpr>>& shape() const { return shape_; }  // kTensor: nullopt = any rank
+  // kTensor: the dims (nullopt = any rank); kShape: the values when known.
+  const std::optional<std::vector<PrimExpr>>& shape() const { return shape_; }
   const std::vector<Type>& fields() const { return fields_; }        // kTuple
   int shape_ndim() const { return shape_ndim_; }                     // kShape: -1 = unknown
 
@@ -80,7 +85,7 @@ inline Type::Type(const TypeNode* n) : NodeRef(n) {}
 inline TypeKind Type::kind() const { return get()->kind(); }
 inline const std::vector<Type>& Type::fields() const { return get()->fields(); }
 
-// "Tensor[(n, 3), float32]", "Tuple[...]", "Shape[2]", "Object".
+// "Tensor[(n, 3), float32]", "Tuple[...]", "Shape[2]", "Shape[(n, 4)]", "Object".
 std::string to_string(const Type& t);
 // Structural equality (dimension expressions compared structurally, free Vars by identity).
 bool type_equal(const Type& a, const Type& b);

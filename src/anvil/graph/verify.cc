@@ -102,7 +102,7 @@ class Verifier {
       control_flow(c);
       return;
     }
-    if (c.op() == kNonZero || c.op() == kDynamicSlice || c.op() == kUnique) {
+    if (is_data_dependent_op(c.op())) {
       if (std::string why = ops::check_data_dependent_type(c); !why.empty()) report(why);
       return;
     }

@@ -239,7 +239,9 @@ std::vector<Tensor> gather_elements(const CallNode& call, const std::vector<Tens
 
 std::vector<Tensor> trilu(const CallNode& call, const std::vector<Tensor>& in) {
   const Tensor& x = in[0];
-  int k = static_cast<int>(get_int(call.attrs(), "k", 0));
+  // k: the attribute, or a run-time value (a Var of the Shape argument, a kernel scalar).
+  PrimExpr k = call.args().size() == 2 ? (*call.args()[1].type().shape_values())[0]
+                                       : ir::int_imm(static_cast<int>(get_int(call.attrs(), "k", 0)));
   bool upper = get_int(call.attrs(), "upper", 1) != 0;
   PrimExpr zero = ir::make_const(x.dtype(), 0);
   return one(te::compute(out_shape(call), [&](const std::vector<Var>& i) {
@@ -251,8 +253,8 @@ std::vector<Tensor> trilu(const CallNode& call, const std::vector<Tensor>& in) {
 
 std::vector<Tensor> one_hot(const CallNode& call, const std::vector<Tensor>& in) {
   const Tensor &ind = in[0], &values = in[1];
-  int depth = static_cast<int>(get_int(call.attrs(), "depth"));
   int axis = graph::ops::normalize_axis(get_int(call.attrs(), "axis", -1), ind.ndim() + 1);
+  PrimExpr depth = out_shape(call)[axis];  // the attribute, or a run-time Var
   return one(te::compute(out_shape(call), [&](const std::vector<Var>& i) {
     std::vector<PrimExpr> ii;
     for (int k = 0; k <= ind.ndim(); ++k)

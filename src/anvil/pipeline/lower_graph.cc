@@ -68,6 +68,10 @@ CallShape describe_call(const CallNode& call) {
       for (const ir::PrimExpr& v : s->values()) out.dims.push_back(v);
     } else if (arg.type().is_tensor()) {
       describe_type(arg.type(), out);
+    } else if (const std::vector<ir::PrimExpr>* v = arg.type().shape_values()) {
+      // A Shape whose type knows its values (run-time Vars a compute may read, Trilu's k).
+      out.signature += str_cat("E", v->size());
+      for (const ir::PrimExpr& d : *v) out.dims.push_back(d);
     } else {
       // Another non-tensor argument (a Shape-typed Var): the compute might read it, so only
       // the same value shares.
@@ -218,6 +222,7 @@ class Lowerer {
   // or a Var bound to one or to shape_of of a tensor of known rank.
   std::optional<std::vector<ir::PrimExpr>> shape_values(const Expr& e) const {
     if (const auto* s = e.as<graph::ShapeExprNode>()) return s->values();
+    if (const std::vector<ir::PrimExpr>* v = e.type().shape_values()) return *v;  // tensor_to_shape's Vars
     if (e.kind() != ExprKind::kVar) return std::nullopt;
     auto it = bound_.find(e.get());
     if (it == bound_.end()) return std::nullopt;
@@ -317,10 +322,9 @@ class Lowerer {
 }  // namespace
 
 bool vm_evaluated_op(const std::string& op) {
-  static const std::set<std::string> ops = {"shape_of", "shape_to_tensor", "reshape",        "squeeze",
-                                            "expand_dims", graph::kCallIf,  graph::kCallLoop,
-                                            graph::kNonZero, graph::kDynamicSlice, graph::kUnique, "check"};
-  return ops.count(op) != 0;
+  static const std::set<std::string> ops = {"shape_of",    "shape_to_tensor", "reshape",       "squeeze",
+                                            "expand_dims", graph::kCallIf,    graph::kCallLoop};
+  return ops.count(op) != 0 || graph::is_data_dependent_op(op);
 }
 
 graph::IRModule lower_graph(const graph::IRModule& mod, const Target& target, LowerGraphStats* stats) {

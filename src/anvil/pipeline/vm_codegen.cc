@@ -172,7 +172,7 @@ class FunctionEmitter {
     if (!has_unbound_var(t)) return;
     std::string ctx = str_cat(name_, ": ", what);
     std::vector<Arg> args{value, heap_arg(), b_.int_arg(t.ndim())};
-    for (const ir::PrimExpr& d : t.shape()) {
+    for (const ir::PrimExpr& d : dims_or_values(t)) {
       const auto* v = d.as<ir::VarNode>();
       if (v == nullptr || bound_here_.count(v)) {
         args.push_back(Arg::imm(2)), args.push_back(Arg::imm(0));
@@ -194,10 +194,14 @@ class FunctionEmitter {
         if (has_unbound_var(f)) return true;
       return false;
     }
-    if (!t.is_tensor() || !t.has_rank()) return false;
-    for (const ir::PrimExpr& d : t.shape())
+    if (!(t.is_tensor() && t.has_rank()) && t.shape_values() == nullptr) return false;
+    for (const ir::PrimExpr& d : dims_or_values(t))
       if (const auto* v = d.as<ir::VarNode>(); v != nullptr && !bound_here_.count(v)) return true;
     return false;
+  }
+  // A tensor's dims, or a Shape's values (tensor_to_shape: match_shape reads both).
+  static const std::vector<ir::PrimExpr>& dims_or_values(const graph::Type& t) {
+    return t.is_shape() ? *t.shape_values() : t.shape();
   }
 
   // A Shape value of these dimensions: a constant when static, else make_shape from the heap.
@@ -324,14 +328,7 @@ class FunctionEmitter {
     if (op == "shape_to_tensor") return shape_to_tensor(call);
     if (op == graph::kCallIf) return emit_if(call);
     if (op == graph::kCallLoop) return emit_loop(call);
-    if (op == "check") {  // a run-time assertion (graph/ops/control_flow.cc): x's copy, or the message
-      Arg x = emit_expr(call.args().at(0), -1);
-      Arg ok = emit_expr(call.args().at(1), -1);
-      RegName r = new_reg();
-      b_.emit_call("vm.builtin.check", {x, ok, str(graph::get_string(call.attrs(), "message"))}, r);
-      return Arg::reg(r);
-    }
-    if (op == graph::kNonZero || op == graph::kDynamicSlice || op == graph::kUnique) return emit_data_dependent(call);
+    if (graph::is_data_dependent_op(op)) return emit_data_dependent(call);
     value_error(name_, ": the call of graph operator '", op, "' was not lowered to a kernel (run lower_graph first)");
   }
 
@@ -421,13 +418,15 @@ class FunctionEmitter {
     return Arg::reg(result);
   }
 
-  // nonzero / dynamic_slice / unique: a host builtin computes the result (its shape depends on values),
-  // whose fresh dims are then bound from it like a control-flow result's.
+  // nonzero / dynamic_slice / unique / tensor_to_shape / reshape_target: a host builtin computes the
+  // result (its shape or values depend on values), whose fresh Vars are then bound from it like a
+  // control-flow result's.
   Arg emit_data_dependent(const graph::CallNode& call) {
     std::vector<Arg> args;
     for (const Expr& a : call.args()) args.push_back(emit_expr(a, -1));
     if (call.op() == graph::kDynamicSlice && args.size() == 4)
       args.push_back(Arg::constant(b_.add_constant(Value::shape(graph::get_ints(call.attrs(), "axes")))));
+    if (call.op() == graph::kReshapeTarget) args.push_back(b_.int_arg(graph::get_int(call.attrs(), "allowzero")));
     if (call.op() == graph::kUnique) {
       args.push_back(b_.int_arg(graph::get_int(call.attrs(), "sorted")));
       args.push_back(b_.int_arg(graph::get_int(call.attrs(), "axis")));

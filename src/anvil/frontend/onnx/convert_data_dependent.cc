@@ -37,6 +37,47 @@ graph::Expr index_input(ImportContext& ctx, int i, const char* what, int64_t* co
 
 }  // namespace
 
+namespace {
+
+// Input i as a 1-d integer tensor of static length (a 0-d one reshaped, a float one cast).
+graph::Expr int_vector_input(ImportContext& ctx, int i, const std::string& what, int64_t* length) {
+  graph::Expr v = ctx.input(i);
+  const graph::Type& t = v.type();
+  if (!t.is_tensor() || !t.has_rank() || t.ndim() > 1)
+    ctx.bad_model(str_cat("input ", i, " (", what, ") must be a 0-d or 1-d tensor, not ", graph::to_string(t)));
+  std::optional<int64_t> n = t.ndim() == 0 ? std::optional<int64_t>(1) : ir::as_const_int(t.dim(0));
+  if (!n) ctx.unsupported(str_cat("input ", i, " (", what, ") of a length known only at run time"));
+  if (t.ndim() == 0) v = ctx.emit("reshape", {v, graph::ShapeExpr::make({ir::int_imm(1)})});
+  if (t.dtype().is_float()) v = ctx.emit("cast", {v}, {{"dtype", DataType::int64()}});
+  else if (!t.dtype().is_int() && !t.dtype().is_uint())
+    ctx.bad_model(str_cat("input ", i, " (", what, ") must be of an integer or float dtype, not ", t.dtype()));
+  *length = *n;
+  return v;
+}
+
+}  // namespace
+
+graph::Expr values_at_run_time(ImportContext& ctx, int i, const std::string& what) {
+  int64_t n = 0;
+  graph::Expr t = int_vector_input(ctx, i, what, &n);
+  std::vector<ir::PrimExpr> vars;
+  // Plain int Vars, not size Vars: a run-time value may be negative (Trilu's k).
+  for (int64_t k = 0; k < n; ++k)
+    vars.push_back(ir::PrimExpr(ir::Var(str_cat(sanitize_name(ctx.node().output(0)), "_", what, n > 1 ? std::to_string(k) : ""),
+                                        DataType::int32())));
+  return emit_typed(ctx, graph::kTensorToShape, {t}, {}, graph::Type::shape(std::move(vars)));
+}
+
+graph::Expr reshape_target_at_run_time(ImportContext& ctx, bool allowzero) {
+  int64_t n = 0;
+  graph::Expr x = ctx.input(0);
+  graph::Expr t = int_vector_input(ctx, 1, "shape", &n);
+  std::vector<ir::PrimExpr> dims;
+  for (int64_t k = 0; k < n; ++k) dims.push_back(fresh_dim(ctx, str_cat("_d", k)));
+  return emit_typed(ctx, graph::kReshapeTarget, {x, t}, {{"allowzero", graph::AttrValue(int64_t{allowzero})}},
+                    graph::Type::shape(std::move(dims)));
+}
+
 graph::Expr nonzero_at_run_time(ImportContext& ctx) {
   graph::Expr x = ctx.input(0);
   const graph::Type& t = x.type();

@@ -1,6 +1,6 @@
-// NonZero, Slice and Compress of values known only at run time: calls of the graph ops nonzero
-// and dynamic_slice (graph/ops/data_dependent.cc), typed with fresh symbolic dims that the VM
-// binds from their results.
+// NonZero, Slice, Compress and shape-like inputs of values known only at run time: calls of the
+// graph ops nonzero, dynamic_slice, tensor_to_shape and reshape_target (graph/ops/data_dependent.cc),
+// typed with fresh symbolic Vars that the VM binds from their results.
 #pragma once
 
 #include "anvil/frontend/onnx/import_context.h"
@@ -14,6 +14,14 @@ graph::Expr nonzero_at_run_time(ImportContext& ctx);
 // `axes` (the constant axes input, or 0..k-1; every axis when axes is a run-time value) gets a
 // fresh extent. nullopt when all four are known.
 std::optional<graph::Expr> slice_at_run_time(ImportContext& ctx);
+
+// Input i's integer values (a 0-d or 1-d tensor of static length) as a shape value whose
+// values are fresh Vars bound at run time (graph op tensor_to_shape), so types and kernels can
+// use them symbolically: Expand's shape, Tile's repeats, Trilu's k. A float input (OneHot's
+// depth) is cast to int64 first. The Vars are named after the node's output and `what`.
+graph::Expr values_at_run_time(ImportContext& ctx, int i, const std::string& what);
+// ONNX Reshape's target (input 1) resolved at run time against input 0 (reshape_target).
+graph::Expr reshape_target_at_run_time(ImportContext& ctx, bool allowzero);
 
 // Compress (take of the indices nonzero(condition) gives), registered with the transform converters.
 void register_data_dependent_converters();

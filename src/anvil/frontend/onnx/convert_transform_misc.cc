@@ -137,7 +137,8 @@ std::vector<Expr> convert_trilu(ImportContext& ctx) {
   int64_t k = 0;
   if (ctx.has_input(1)) {
     std::optional<Tensor> t = ctx.constant_input(1);
-    if (!t) ctx.unsupported("Trilu with k not known at import");
+    if (!t)  // k known only at run time: a kernel scalar
+      return {ctx.emit("trilu", {ctx.input(0), values_at_run_time(ctx, 1, "k")}, {{"upper", ctx.attr_int("upper", 1)}})};
     k = static_cast<int64_t>(tensor_element(*t, 0));
   }
   return {ctx.emit("trilu", {ctx.input(0)}, {{"k", k}, {"upper", ctx.attr_int("upper", 1)}})};
@@ -145,7 +146,9 @@ std::vector<Expr> convert_trilu(ImportContext& ctx) {
 
 std::vector<Expr> convert_one_hot(ImportContext& ctx) {
   std::optional<Tensor> depth = ctx.constant_input(1);
-  if (!depth) ctx.unsupported("OneHot with depth not known at import");
+  if (!depth)  // depth known only at run time: the output's fresh dim
+    return {ctx.emit("one_hot", {ctx.input(0), ctx.input(2), values_at_run_time(ctx, 1, "depth")},
+                     {{"axis", ctx.attr_int("axis", -1)}})};
   int64_t d = static_cast<int64_t>(tensor_element(*depth, 0));
   return {ctx.emit("one_hot", {ctx.input(0), ctx.input(2)}, {{"depth", d}, {"axis", ctx.attr_int("axis", -1)}})};
 }

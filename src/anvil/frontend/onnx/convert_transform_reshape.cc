@@ -1,9 +1,11 @@
-// Converters whose target shape is an input known at import: Reshape (0 = copy the dim unless
-// allowzero, -1 = the elements left, both resolved here, symbolically when dims are), Flatten,
-// Expand, ConstantOfShape, and Range with constant inputs.
+// Converters whose target shape is an input: Reshape (0 = copy the dim unless allowzero, -1 =
+// the elements left, both resolved here, symbolically when dims are), Flatten, Expand,
+// ConstantOfShape, and Range with constant inputs. A Reshape/Expand/ConstantOfShape shape known
+// only at run time becomes a shape value of fresh Vars the VM binds (convert_data_dependent.h).
 #include <cmath>
 
 #include "anvil/arith/simplify.h"
+#include "anvil/frontend/onnx/convert_data_dependent.h"
 #include "anvil/frontend/onnx/convert_transform_util.h"
 #include "anvil/graph/type.h"
 #include "anvil/graph/ops/transform.h"
@@ -55,8 +57,10 @@ Values resolve_reshape(ImportContext& ctx, const Values& in, Values target, bool
 }
 
 std::vector<Expr> convert_reshape(ImportContext& ctx) {
-  Values target = shape_input(ctx, 1, "shape");
   bool allowzero = ctx.attr_int("allowzero", 0) != 0;
+  if (!ctx.known_values(1))  // a target known only at run time: resolved by the VM, fresh dims
+    return {ctx.emit("reshape", {ctx.input(0), reshape_target_at_run_time(ctx, allowzero)})};
+  Values target = shape_input(ctx, 1, "shape");
   auto known = ctx.known_values(0);
   if (known && !ctx.constant_input(0)) {
     // A known-only (1-d) value reshaped, e.g. to [-1] or [1]: stays known when it stays 1-d.
@@ -85,16 +89,19 @@ std::vector<Expr> convert_flatten(ImportContext& ctx) {
 }
 
 std::vector<Expr> convert_expand(ImportContext& ctx) {
+  if (!ctx.known_values(1)) return {ctx.emit("broadcast_to", {ctx.input(0), values_at_run_time(ctx, 1, "shape")})};
   Values shape = shape_input(ctx, 1, "shape");
   for (PrimExpr& d : shape) d = graph::dim_expr(d);
   return {ctx.emit("broadcast_to", {ctx.input(0), graph::ShapeExpr::make(shape)})};
 }
 
 std::vector<Expr> convert_constant_of_shape(ImportContext& ctx) {
-  Values shape = shape_input(ctx, 0, "shape");
   Tensor value = ctx.has_attr("value") ? ctx.attr_tensor("value") : float_tensor({1}, {0.0});
   if (value.numel() != 1) ctx.bad_model(str_cat("value has ", value.numel(), " elements, expected 1"));
   double v = tensor_element(value, 0);
+  if (!ctx.known_values(0))
+    return {ctx.emit("full", {values_at_run_time(ctx, 0, "shape")}, {{"value", v}, {"dtype", value.dtype()}})};
+  Values shape = shape_input(ctx, 0, "shape");
   std::vector<int64_t> static_shape;
   bool is_static = true;
   for (const PrimExpr& d : shape) {

@@ -108,6 +108,7 @@ std::vector<Expr> convert_transpose(ImportContext& ctx) {
 }
 
 std::vector<Expr> convert_tile(ImportContext& ctx) {
+  if (!ctx.known_values(1)) return {ctx.emit("tile", {ctx.input(0), values_at_run_time(ctx, 1, "repeats")})};
   return {ctx.emit("tile", {ctx.input(0)}, {{"reps", AttrValue::ints(ctx.const_ints(1, "repeats"))}})};
 }
 

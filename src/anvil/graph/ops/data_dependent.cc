@@ -9,6 +9,11 @@
 //   unique(x; sorted=0|1, axis=-1 for none, else a normalized axis)
 //       -> Tuple[Y, indices (u,), inverse_indices (n,), counts (u,)] (ONNX Unique; int64 indices):
 //       Y is x flattened to (u,), or x with its axis u long; u a fresh Var, n x's size or axis dim.
+//   tensor_to_shape(t) -> Shape[(v0, ..., vk-1)]  (t a 1-d integer tensor of static length k):
+//       t's values as a shape value whose values are fresh Vars, so later types and kernels can
+//       use run-time integers (an Expand's shape, TopK's k, Trilu's k) as symbolic values.
+//   reshape_target(x, t; allowzero) -> Shape[(v0, ..., vk-1)]: ONNX Reshape's target shape t
+//       resolved against x's shape (0 copies x's dim unless allowzero, -1 is inferred).
 //
 // Like if/loop their fresh dims cannot come from inference: the importer builds the Call with
 // its type, the verifier checks its structure (check_data_dependent_type). kOpaque: lower_graph
@@ -31,9 +36,27 @@ bool same_dim(const PrimExpr& a, const PrimExpr& b) {
   return a.same_as(b) || (x && y && *x == *y);
 }
 
+// tensor_to_shape(t) / reshape_target(x, t): t a 1-d integer tensor of static length k, the
+// result a Shape of k values, each a fresh Var.
+std::string check_shape_from_values(const CallNode& c) {
+  const bool reshape = c.op() == kReshapeTarget;
+  if (c.args().size() != (reshape ? 2u : 1u)) return str_cat(c.op(), reshape ? " takes x and t" : " takes t");
+  const Type& t = c.args().back().type();
+  if (!t.is_tensor() || !t.has_rank() || t.ndim() != 1 || !(t.dtype().is_int() || t.dtype().is_uint()) ||
+      !ir::as_const_int(t.dim(0)))
+    return str_cat(c.op(), ": t must be a 1-d integer tensor of a static length, not ", to_string(t));
+  const std::vector<PrimExpr>* values = c.type().shape_values();
+  if (values == nullptr || static_cast<int64_t>(values->size()) != *ir::as_const_int(t.dim(0)))
+    return str_cat(c.op(), " of ", to_string(t), " must be typed a Shape of ", *ir::as_const_int(t.dim(0)), " values");
+  for (const PrimExpr& v : *values)
+    if (v.as<ir::VarNode>() == nullptr) return str_cat(c.op(), ": each value of its Shape type must be a Var");
+  return "";
+}
+
 }  // namespace
 
 std::string check_data_dependent_type(const CallNode& c) {
+  if (c.op() == kTensorToShape || c.op() == kReshapeTarget) return check_shape_from_values(c);
   const Type& t = c.type();
   if (c.args().empty() || !c.args()[0].type().is_tensor() || !c.args()[0].type().has_rank())
     return str_cat(c.op(), ": the first argument must be a tensor of known rank");
@@ -78,6 +101,10 @@ void register_data_dependent_ops() {
                "nonzero(x): the indices of x's non-zero elements, one row per axis (a fresh dim n)"});
   register_op({kUnique, 1, 1, OpPattern::kOpaque, data_dependent_type,
                "unique(x; sorted, axis): x's distinct values or slices, first indices, inverse indices, counts"});
+  register_op({kTensorToShape, 1, 1, OpPattern::kOpaque, data_dependent_type,
+               "tensor_to_shape(t): a 1-d integer tensor's run-time values as a shape value (fresh Vars)"});
+  register_op({kReshapeTarget, 2, 2, OpPattern::kOpaque, data_dependent_type,
+               "reshape_target(x, t; allowzero): ONNX Reshape's target t resolved against x's shape (fresh Vars)"});
   register_op({kDynamicSlice, 4, 5, OpPattern::kOpaque, data_dependent_type,
                "dynamic_slice(x, starts, ends, steps[, axes]; axes): a slice by values known at run time (fresh dims)"});
 }

@@ -34,8 +34,10 @@ const Type& tensor_arg(const CallNode& call, size_t i, bool require_rank) {
 const std::vector<PrimExpr>& shape_arg(const CallNode& call, size_t i) {
   if (i >= call.args().size()) type_error("argument ", i, " is missing");
   const auto* s = call.args()[i].as<ShapeExprNode>();
-  if (s == nullptr) type_error("argument ", i, " is ", to_string(call.args()[i].type()), ", expected a shape value");
-  return s->values();
+  if (s != nullptr) return s->values();
+  // A Shape-typed value whose type knows its values (a run-time tensor_to_shape's fresh Vars).
+  if (const std::vector<PrimExpr>* v = call.args()[i].type().shape_values()) return *v;
+  type_error("argument ", i, " is ", to_string(call.args()[i].type()), ", expected a shape value of known values");
 }
 
 std::vector<PrimExpr> broadcast_shapes(const std::vector<PrimExpr>& a, const std::vector<PrimExpr>& b) {

@@ -171,9 +171,15 @@ Type take_type(const CallNode& call) {
 
 Type tile_type(const CallNode& call) {
   const Type& t = tensor_arg(call, 0);
+  std::vector<PrimExpr> out;
+  if (call.args().size() == 2) {  // repeats known at run time: a Shape of Vars
+    const std::vector<PrimExpr>& reps = shape_arg(call, 1);
+    if (static_cast<int>(reps.size()) != t.ndim()) value_error("reps has ", reps.size(), " entries, expected ", t.ndim());
+    for (int i = 0; i < t.ndim(); ++i) out.push_back(arith::simplify(t.shape()[i] * reps[i]));
+    return Type::tensor(out, t.dtype());
+  }
   std::vector<int64_t> reps = get_ints(call.attrs(), "reps");
   if (static_cast<int>(reps.size()) != t.ndim()) value_error("reps has ", reps.size(), " entries, expected ", t.ndim());
-  std::vector<PrimExpr> out;
   for (int i = 0; i < t.ndim(); ++i) {
     if (reps[i] < 0) value_error("reps[", i, "] = ", reps[i], ", expected >= 0");
     out.push_back(arith::simplify(t.shape()[i] * static_cast<int>(reps[i])));
@@ -242,16 +248,23 @@ Type gather_elements_type(const CallNode& call) {
 Type trilu_type(const CallNode& call) {
   const Type& t = tensor_arg(call, 0);
   if (t.ndim() < 2) value_error("data has rank ", t.ndim(), ", expected at least 2");
+  if (call.args().size() == 2 && shape_arg(call, 1).size() != 1) value_error("k must be a shape value of one value");
   return t;
 }
 
 Type one_hot_type(const CallNode& call) {
   const Type& idx = tensor_arg(call, 0);
   const Type& values = tensor_arg(call, 1);
-  int64_t depth = get_int(call.attrs(), "depth");
-  if (depth <= 0) value_error("depth is ", depth, ", expected > 0");
   int axis = normalize_axis(get_int(call.attrs(), "axis", -1), idx.ndim() + 1);
   std::vector<PrimExpr> out = idx.shape();
+  if (call.args().size() == 3) {  // depth known at run time: a Shape of one Var
+    const std::vector<PrimExpr>& depth = shape_arg(call, 2);
+    if (depth.size() != 1) value_error("depth must be a shape value of one value");
+    out.insert(out.begin() + axis, depth[0]);
+    return Type::tensor(out, values.dtype());
+  }
+  int64_t depth = get_int(call.attrs(), "depth");
+  if (depth <= 0) value_error("depth is ", depth, ", expected > 0");
   out.insert(out.begin() + axis, ir::int_imm(depth));
   return Type::tensor(out, values.dtype());
 }
@@ -300,14 +313,14 @@ void register_transform_ops() {
   reg("strided_slice", 1, 2, kInj, strided_slice_type,
       "strided_slice(data[, ends]; begin, end, strides, axes, end_from_shape): ONNX Slice");
   reg("take", 2, 2, kInj, take_type, "take(data, indices; axis): ONNX Gather (negative indices wrap)");
-  reg("tile", 1, 1, kInj, tile_type, "tile(data; reps)");
+  reg("tile", 1, 2, kInj, tile_type, "tile(data[, reps: Shape]; reps)");
   reg("pad", 1, 2, kInj, pad_type, "pad(data[, value: one element]; pads, mode constant|reflect|edge|wrap, pad_value)");
   reg("copy", 1, 1, OpPattern::kElemwise, copy_type, "copy(data)");
   reg("full", 1, 1, kInj, full_type, "full(shape; value, dtype): ONNX ConstantOfShape");
   reg("arange", 0, 1, kInj, arange_type, "arange([length]; start, limit, delta, dtype): ONNX Range");
   reg("gather_elements", 2, 2, kInj, gather_elements_type, "gather_elements(data, indices; axis)");
-  reg("trilu", 1, 1, kInj, trilu_type, "trilu(data; k, upper): ONNX Trilu");
-  reg("one_hot", 2, 2, kInj, one_hot_type, "one_hot(indices, values[off, on]; depth, axis)");
+  reg("trilu", 1, 2, kInj, trilu_type, "trilu(data[, k: Shape]; k, upper): ONNX Trilu");
+  reg("one_hot", 2, 3, kInj, one_hot_type, "one_hot(indices, values[off, on][, depth: Shape]; depth, axis)");
   reg("depth_to_space", 1, 1, kInj, depth_to_space_type, "depth_to_space(data; blocksize, mode DCR|CRD)");
   reg("space_to_depth", 1, 1, kInj, space_to_depth_type, "space_to_depth(data; blocksize)");
   register_resize_ops();

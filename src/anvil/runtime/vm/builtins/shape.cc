@@ -1,6 +1,6 @@
 // Shape builtins: the shape heap that holds a function's symbolic dimensions (alloc_shape_heap,
 // match_shape, make_shape, shape_compute), argument checks (check_tensor_info) and shape
-// queries and views (reshape, shape_of, tensor_to_shape).
+// queries and views (reshape, shape_of, tensor_to_shape, reshape_target).
 //
 // A heap is an int64 CPU tensor with one slot per symbolic expression. match_shape fills slots
 // from the arguments and checks the rest against them; shape_compute derives n*2, n+1,
@@ -25,6 +25,7 @@ constexpr const char* kCheckTensorInfo = "vm.builtin.check_tensor_info";
 constexpr const char* kReshape = "vm.builtin.reshape";
 constexpr const char* kShapeOf = "vm.builtin.shape_of";
 constexpr const char* kTensorToShape = "vm.builtin.tensor_to_shape";
+constexpr const char* kReshapeTarget = "vm.builtin.reshape_target";
 
 // match_shape codes.
 constexpr int64_t kAssertEqualToImm = 0;
@@ -229,14 +230,13 @@ Value reshape(Args args) {
   return Value(t.view(shape));
 }
 
-// tensor_to_shape(1-d integer tensor) -> Shape of its values
-Value tensor_to_shape(Args args) {
-  check_num_args(kTensorToShape, args, 1, "tensor");
-  Tensor t = tensor_arg(kTensorToShape, args, 0, "tensor");
+// The values of a 1-d integer tensor (argument `index` of `builtin`), read on the host.
+std::vector<int64_t> shape_values(std::string_view builtin, Args args, size_t index) {
+  Tensor t = tensor_arg(builtin, args, index, "tensor");
   DataType dtype = t.dtype();
   bool is_int = (dtype.is_int() || dtype.is_uint()) && dtype.lanes() == 1;
   if (t.ndim() != 1 || !is_int)
-    value_error(kTensorToShape, ": argument 0 (tensor): expected a 1-d integer tensor but got ", t.to_string());
+    value_error(builtin, ": argument ", index, " (tensor): expected a 1-d integer tensor but got ", t.to_string());
   // Shape values are read on the host; a strided or device tensor is first copied there.
   if (t.device().type != kDLCPU || !t.is_contiguous()) t = t.copy_to(Device::cpu());
   const char* base = static_cast<const char*>(t.data());
@@ -256,9 +256,55 @@ Value tensor_to_shape(Args args) {
     case 16: dims = is_signed ? read(int16_t{}) : read(uint16_t{}); break;
     case 32: dims = is_signed ? read(int32_t{}) : read(uint32_t{}); break;
     case 64: dims = is_signed ? read(int64_t{}) : read(uint64_t{}); break;
-    default: value_error(kTensorToShape, ": unsupported element type ", dtype);
+    default: value_error(builtin, ": unsupported element type ", dtype);
   }
-  return Value::shape(std::move(dims));
+  return dims;
+}
+
+// tensor_to_shape(1-d integer tensor) -> Shape of its values
+Value tensor_to_shape(Args args) {
+  check_num_args(kTensorToShape, args, 1, "tensor");
+  return Value::shape(shape_values(kTensorToShape, args, 0));
+}
+
+// reshape_target(x, target, allowzero) -> the Shape ONNX Reshape gives x for `target` (a 1-d
+// integer tensor): 0 copies x's dim at that index (unless allowzero: then it is 0), one -1 is
+// inferred from x's size.
+Value reshape_target(Args args) {
+  check_num_args(kReshapeTarget, args, 3, "x, target, allowzero");
+  const std::vector<int64_t>& in = tensor_arg(kReshapeTarget, args, 0, "x").shape();
+  std::vector<int64_t> out = shape_values(kReshapeTarget, args, 1);
+  bool allowzero = int_arg(kReshapeTarget, args, 2, "allowzero") != 0;
+  int64_t numel = 1, known = 1;
+  for (int64_t d : in) numel *= d;
+  int inferred = -1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    int64_t& d = out[i];
+    if (d == 0 && !allowzero) {
+      if (i >= in.size())
+        value_error(kReshapeTarget, ": target ", shape_to_string(out), " copies dim ", i, " (a 0) of x ",
+                    shape_to_string(in), ", which has no such dim");
+      d = in[i];
+    }
+    if (d == -1) {
+      if (inferred >= 0) value_error(kReshapeTarget, ": target ", shape_to_string(out), " has more than one -1");
+      if (allowzero && std::count(out.begin(), out.end(), 0) != 0)
+        value_error(kReshapeTarget, ": target ", shape_to_string(out), " has both 0 and -1 with allowzero");
+      inferred = static_cast<int>(i);
+      continue;
+    }
+    if (d < 0) value_error(kReshapeTarget, ": target ", shape_to_string(out), " has a negative dim ", d);
+    known *= d;
+  }
+  if (inferred >= 0) {
+    if (known == 0 || numel % known != 0)
+      value_error(kReshapeTarget, ": x ", shape_to_string(in), " cannot be reshaped to ", shape_to_string(out));
+    out[static_cast<size_t>(inferred)] = numel / known;
+  } else if (known != numel) {
+    value_error(kReshapeTarget, ": x ", shape_to_string(in), " (", numel, " elements) cannot be reshaped to ",
+                shape_to_string(out), " (", known, " elements)");
+  }
+  return Value::shape(std::move(out));
 }
 
 }  // namespace
@@ -284,6 +330,7 @@ void register_shape_builtins() {
     return Value::shape(tensor_arg(kShapeOf, args, 0, "tensor").shape());
   });
   register_packed(kTensorToShape, tensor_to_shape);
+  register_packed(kReshapeTarget, reshape_target);
 }
 
 }  // namespace anvil::vm
