@@ -31,14 +31,46 @@ void collect_type(const graph::Type& t, VarCollector& c) {
     for (const graph::Type& f : t.fields()) collect_type(f, c);
   } else if (t.has_rank()) {
     for (const ir::PrimExpr& d : t.shape()) c.visit_expr(d);
-  } else if (const std::vector<ir::PrimExpr>* v = t.shape_values()) {
-    for (const ir::PrimExpr& d : *v) c.visit_expr(d);  // a run-time value the compute reads (Trilu's k)
   }
 }
 
 std::vector<graph::Type> output_types(const graph::Type& t) {
   if (t.is_tuple()) return t.fields();
   return {t};
+}
+
+// A hand-written kernel (OpImplementation::kernel): buffers named like lower_call's placeholders
+// (arg<i>) and outputs (out<i>), the implementation's loop nest, te::make_kernel for the
+// parameter convention.
+LoweredCall lower_hand_kernel(const graph::CallNode& call, const OpImplementation& impl, const Target& target,
+                              const std::string& name, std::vector<ir::Var> shape_vars) {
+  std::vector<ir::Buffer> inputs, outputs;
+  std::vector<tir::FuncParam> params;
+  for (size_t i = 0; i < call.args().size(); ++i) {
+    const graph::Type& t = call.args()[i].type();
+    if (!t.is_tensor()) {
+      inputs.emplace_back();
+      continue;
+    }
+    if (!t.has_rank()) value_error(call.op(), ": argument ", i, " has no known rank at lowering");
+    inputs.push_back(ir::decl_buffer(t.shape(), t.dtype(), "arg" + std::to_string(i)));
+    params.emplace_back(inputs.back());
+  }
+  std::vector<graph::Type> outs = output_types(call.type());
+  for (size_t i = 0; i < outs.size(); ++i) {
+    outputs.push_back(ir::decl_buffer(outs[i].shape(), outs[i].dtype(), "out" + std::to_string(i)));
+    params.emplace_back(outputs.back());
+  }
+  for (const ir::Var& v : shape_vars) params.emplace_back(v);
+  LoweredCall result;
+  result.implementation = impl.name;
+  result.shape_vars = std::move(shape_vars);
+  try {
+    result.func = te::make_kernel(name, std::move(params), impl.kernel(call, inputs, outputs, target));
+  } catch (const Error& e) {
+    throw Error(e.kind(), str_cat(call.op(), " (", impl.name, "): ", e.what()));
+  }
+  return result;
 }
 
 }  // namespace
@@ -53,6 +85,12 @@ std::vector<ir::Var> shape_vars_of(const std::vector<graph::Type>& types) {
 
 LoweredCall lower_call(const graph::CallNode& call, const Target& target, const std::string& name) {
   const OpImplementation& impl = select_implementation(call.op(), target);
+  if (impl.kernel) {
+    std::vector<graph::Type> types;
+    for (const graph::Expr& a : call.args()) types.push_back(a.type());
+    for (const graph::Type& t : output_types(call.type())) types.push_back(t);
+    return lower_hand_kernel(call, impl, target, name, shape_vars_of(types));
+  }
   std::vector<te::Tensor> inputs;
   std::vector<graph::Type> types;
   std::vector<te::LowerArg> args;
@@ -118,6 +156,8 @@ LoweredCall lower_fused(const graph::Function& group, const graph::CallNode& cal
     const auto* c = b.value.as<graph::CallNode>();
     if (c == nullptr) value_error("fused group ", name, ": binding %", b.var.name(), " is not an operator call");
     const OpImplementation& impl = select_implementation(c->op(), target);
+    if (!impl.compute)
+      value_error("fused group ", name, ": ", c->op(), " (", impl.name, ") is a hand-written kernel and cannot be fused");
     implementation += (implementation.back() == '(' ? "" : ",") + impl.name;
     const graph::OpInfo* info = graph::find_op(c->op());
     // Reductions anchor their group as well: their schedule inlines the prologue stages.

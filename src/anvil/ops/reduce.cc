@@ -8,10 +8,8 @@
 //     after rounding for integer products below 2^50, float32 rounding for floats);
 //   argmax/argmin: the extreme value, then the smallest (largest with select_last_index) index
 //     holding it;
-//   cumsum: a constant axis of 16 or more is a blocked scan, O(n sqrt(n)) (cumsum_blocked);
-//     a shorter or symbolic one is out[i] = sum over k of (k <= i ? x[k] : 0), quadratic;
-//   topk: k up to 32, k selection passes over the axis, O(k n) (topk_select); a larger or symbolic
-//     k, a rank per element, then a gather of ranks 0..k-1 (quadratic, see compute_topk).
+//   cumsum, topk: hand-written kernels (TE has no scan or per-row heap): a linear scan
+//     (cpu/cumsum.h) and one pass per row with a k-heap (cpu/topk.h).
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -21,7 +19,9 @@
 #include "anvil/graph/ops/op_util.h"
 #include "anvil/ir/expr_ops.h"
 #include "anvil/ops/cpu/broadcast.h"
+#include "anvil/ops/cpu/cumsum.h"
 #include "anvil/ops/cpu/schedule_reduce.h"
+#include "anvil/ops/cpu/topk.h"
 #include "anvil/ops/strategy.h"
 #include "anvil/te/reduction.h"
 
@@ -33,10 +33,6 @@ using ir::PrimExpr;
 using ir::Var;
 
 constexpr int64_t kUnrolledProd = 64;
-// Shorter constant cumsum axes keep the one-stage quadratic form.
-constexpr int64_t kBlockedCumsumMin = 16;
-// TopK by selection (2k stages) up to this k; ranking beyond.
-constexpr int64_t kSelectTopkMax = 32;
 
 struct ReducePlan {
   std::vector<int> axes;  // reduced input axes, sorted
@@ -209,210 +205,18 @@ std::vector<te::Tensor> compute_arg(const graph::CallNode& call, const te::Tenso
       call.op())};
 }
 
-// The quadratic form: out[i] sums x[k] over every k on the taken side of i.
-te::Tensor cumsum_quadratic(const te::Tensor& x, int axis, bool exclusive, bool reverse, DataType acc) {
-  te::IterVar k = te::reduce_axis(0, x.shape()[axis], "k");
-  return te::compute(
-      x.shape(),
-      [&](const std::vector<Var>& idx) {
-        std::vector<PrimExpr> in(idx.begin(), idx.end());
-        in[axis] = k.var();
-        PrimExpr i = idx[axis], kv = k.var();
-        PrimExpr take = reverse ? (exclusive ? kv > i : kv >= i) : (exclusive ? kv < i : kv <= i);
-        return te::sum(ir::select(take, convert(acc, x(in)), ir::make_zero(acc)), {k});
-      },
-      "cumsum.red");
-}
-
-// A two-level blocked scan over a constant axis of length n (TE has no scan/recurrence, so not
-// linear, but O(n * sqrt(n)) instead of O(n^2)): positions p in scan order (p = i forward,
-// n-1-i reversed) are cut into nb blocks of B ~ sqrt(n); local[p] = the (exclusive) prefix sum
-// of p's block up to p, total[b] = block b's sum, offset[b] = sum of totals before b, and
-// out[i] = local[p] + offset[p / B]. Each stage is an ordinary reduction of B or nb terms, so the
-// other axes are vectorised by the reduce schedule as before.
-te::Tensor cumsum_blocked(const te::Tensor& x, int axis, int64_t n, bool exclusive, bool reverse, DataType acc) {
-  int64_t B = static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(n))));
-  int64_t nb = (n + B - 1) / B;
-  auto scan_pos = [&](const PrimExpr& p) { return reverse ? ir::int_imm(n - 1) - p : p; };
-  auto with_axis = [&](const std::vector<Var>& idx, const PrimExpr& a) {
-    std::vector<PrimExpr> in(idx.begin(), idx.end());
-    in[axis] = a;
-    return in;
-  };
-  // y(idx, p): x at scan position p (zero past the end).
-  auto y = [&](const std::vector<Var>& idx, const PrimExpr& p) {
-    PrimExpr safe = ir::min(p, ir::int_imm(n - 1));
-    return ir::select(p < ir::int_imm(n), convert(acc, x(with_axis(idx, scan_pos(safe)))), ir::make_zero(acc));
-  };
-  std::vector<PrimExpr> padded = x.shape(), blocks = x.shape();
-  padded[axis] = ir::int_imm(nb * B);
-  blocks[axis] = ir::int_imm(nb);
-  te::IterVar k = te::reduce_axis(0, ir::int_imm(B), "k");
-  te::Tensor local = te::compute(
-      padded,
-      [&](const std::vector<Var>& idx) {
-        PrimExpr p = idx[axis], j = ir::floormod(p, ir::int_imm(B));
-        PrimExpr take = exclusive ? k.var() < j : k.var() <= j;
-        PrimExpr q = ir::floordiv(p, ir::int_imm(B)) * ir::int_imm(B) + k.var();
-        return te::sum(ir::select(take, y(idx, q), ir::make_zero(acc)), {k});
-      },
-      "cumsum.local");
-  te::IterVar t = te::reduce_axis(0, ir::int_imm(B), "t");
-  te::Tensor total = te::compute(
-      blocks,
-      [&](const std::vector<Var>& idx) { return te::sum(y(idx, idx[axis] * ir::int_imm(B) + t.var()), {t}); },
-      "cumsum.total");
-  te::IterVar c = te::reduce_axis(0, ir::int_imm(nb), "c");
-  te::Tensor offset = te::compute(
-      blocks,
-      [&](const std::vector<Var>& idx) {
-        return te::sum(ir::select(c.var() < idx[axis], total(with_axis(idx, c.var())), ir::make_zero(acc)), {c});
-      },
-      "cumsum.offset");
-  return te::compute(
-      x.shape(),
-      [&](const std::vector<Var>& idx) {
-        PrimExpr p = scan_pos(idx[axis]);
-        return local(with_axis(idx, p)) + offset(with_axis(idx, ir::floordiv(p, ir::int_imm(B))));
-      },
-      "cumsum.red");
-}
-
-std::vector<te::Tensor> compute_cumsum(const graph::CallNode& call, const te::Tensor& x) {
-  int axis = graph::ops::normalize_axis(graph::get_int(call.attrs(), "axis", 0), x.ndim());
-  bool exclusive = graph::get_int(call.attrs(), "exclusive", 0) != 0;
-  bool reverse = graph::get_int(call.attrs(), "reverse", 0) != 0;
-  DataType out = x.dtype(), acc = compute_dtype(out);
-  std::optional<int64_t> n = ir::as_const_int(x.shape()[axis]);
-  te::Tensor red = n && *n >= kBlockedCumsumMin ? cumsum_blocked(x, axis, *n, exclusive, reverse, acc)
-                                               : cumsum_quadratic(x, axis, exclusive, reverse, acc);
-  if (acc == out) return {red};
-  ReducePlan p;
-  p.out_shape = x.shape();
-  return {map(p, red, out, [](const PrimExpr& v) { return v; }, "cumsum")};
-}
-
-// topk by selection, for a constant k up to kSelectTopkMax: pass j finds the best element
-// coming after pass j-1's (value, index) in the output order (worse, or equal at a higher
-// index: ONNX's tie rule) — a max/min over the axis, then the lowest index holding it. 2k
-// reductions of n terms (O(k n)) instead of the ranking's n^2; the output is sorted.
-std::vector<te::Tensor> topk_select(const te::Tensor& x, int axis, int64_t k, bool largest, DataType acc,
-                                    const std::vector<PrimExpr>& out_shape) {
-  DataType i32 = DataType::int32(), i64 = DataType::int64();
-  std::vector<PrimExpr> kept = x.shape();
-  kept[axis] = ir::int_imm(1);
-  auto along = [&](const std::vector<Var>& idx, const PrimExpr& a) {
-    std::vector<PrimExpr> in(idx.begin(), idx.end());
-    in[axis] = a;
-    return in;
-  };
-  std::vector<te::Tensor> vals, inds;
-  for (int64_t j = 0; j < k; ++j) {
-    // q is a candidate for pass j: it comes after pass j-1's pick.
-    auto candidate = [&](const std::vector<Var>& idx, const PrimExpr& xq, const PrimExpr& q) -> PrimExpr {
-      if (j == 0) return ir::bool_imm(true);
-      PrimExpr v = vals.back()(along(idx, ir::int_imm(0))), i = inds.back()(along(idx, ir::int_imm(0)));
-      return (largest ? xq < v : xq > v) || (ir::eq(xq, v) && q > i);
-    };
-    std::string pass = std::to_string(j);
-    te::IterVar q = te::reduce_axis(0, x.shape()[axis], "q");
-    te::Tensor v = te::compute(
-        kept,
-        [&](const std::vector<Var>& idx) {
-          PrimExpr xq = convert(acc, x(along(idx, q.var())));
-          te::ReduceKind kind = largest ? te::ReduceKind::kMax : te::ReduceKind::kMin;
-          PrimExpr src = ir::select(candidate(idx, xq, q.var()), xq, te::reduce_identity(kind, acc));
-          return largest ? te::max(src, {q}) : te::min(src, {q});
-        },
-        "topk.value" + pass);
-    te::IterVar r = te::reduce_axis(0, x.shape()[axis], "r");
-    te::Tensor i = te::compute(
-        kept,
-        [&](const std::vector<Var>& idx) {
-          PrimExpr xr = convert(acc, x(along(idx, r.var())));
-          PrimExpr hit = candidate(idx, xr, r.var()) && ir::eq(xr, v(along(idx, ir::int_imm(0))));
-          return te::min(ir::select(hit, ir::cast(i32, r.var()), ir::int_imm(INT32_MAX)), {r});
-        },
-        "topk.index" + pass);
-    vals.push_back(v);
-    inds.push_back(i);
-  }
-  auto pick = [&](const std::vector<te::Tensor>& stage, DataType dtype, const std::string& name) {
-    return te::compute(
-        out_shape,
-        [&](const std::vector<Var>& idx) {
-          PrimExpr r = ir::cast(dtype, stage.back()(along(idx, ir::int_imm(0))));
-          for (int64_t j = k - 1; j-- > 0;)
-            r = ir::select(ir::eq(idx[axis], ir::int_imm(j)), ir::cast(dtype, stage[j](along(idx, ir::int_imm(0)))), r);
-          return r;
-        },
-        name);
-  };
-  return {pick(vals, acc, "topk.values.sel"), pick(inds, i64, "topk.indices")};
-}
-
-// topk by ranking (k symbolic or above kSelectTopkMax): rank[i] = the number of elements before x[i] in the output order (better, or
-// equal and at a lower index: ONNX's tie rule), a permutation of the axis; output j gathers the
-// element of rank j. Quadratic in the axis length; the output is always sorted.
-std::vector<te::Tensor> compute_topk(const graph::CallNode& call, const te::Tensor& x) {
-  int axis = graph::ops::normalize_axis(graph::get_int(call.attrs(), "axis", -1), x.ndim());
-  bool largest = graph::get_int(call.attrs(), "largest", 1) != 0;
-  DataType out = x.dtype(), acc = compute_dtype(out), i64 = DataType::int64();
-  PrimExpr n = x.shape()[axis];
-  const std::vector<PrimExpr>& out_shape = call.type().field(0).shape();
-  if (std::optional<int64_t> k = ir::as_const_int(out_shape[axis]); k && *k >= 1 && *k <= kSelectTopkMax) {
-    std::vector<te::Tensor> r = topk_select(x, axis, *k, largest, acc, out_shape);
-    if (acc != out) {
-      ReducePlan p;
-      p.out_shape = out_shape;
-      r[0] = map(p, r[0], out, [](const PrimExpr& v) { return v; }, "topk.values");
-    }
-    return r;
-  }
-  auto along = [&](const std::vector<Var>& idx, const PrimExpr& a) {
-    std::vector<PrimExpr> in(idx.begin(), idx.end());
-    in[axis] = a;
-    return in;
-  };
-  te::IterVar q = te::reduce_axis(0, n, "q");
-  te::Tensor rank = te::compute(
-      x.shape(),
-      [&](const std::vector<Var>& idx) {
-        PrimExpr xi = convert(acc, x(std::vector<PrimExpr>(idx.begin(), idx.end())));
-        PrimExpr xq = convert(acc, x(along(idx, q.var())));
-        PrimExpr before = (largest ? xq > xi : xq < xi) || (ir::eq(xq, xi) && q.var() < idx[axis]);
-        return te::sum(ir::select(before, ir::int_imm(1), ir::int_imm(0)), {q});
-      },
-      "topk.rank");
-  auto gather = [&](DataType dtype, const std::function<PrimExpr(const std::vector<Var>&, const PrimExpr&)>& value,
-                    const std::string& name) {
-    te::IterVar i = te::reduce_axis(0, n, "i");
-    return te::compute(
-        out_shape,
-        [&](const std::vector<Var>& idx) {
-          PrimExpr hit = ir::eq(rank(along(idx, i.var())), idx[axis]);
-          return te::sum(ir::select(hit, value(idx, i.var()), ir::make_zero(dtype)), {i});
-        },
-        name);
-  };
-  te::Tensor values = gather(acc, [&](const std::vector<Var>& idx, const PrimExpr& i) {
-    return convert(acc, x(along(idx, i)));
-  }, acc == out ? "topk.values" : "topk.values.f32");
-  te::Tensor indices = gather(i64, [&](const std::vector<Var>&, const PrimExpr& i) { return ir::cast(i64, i); },
-                              "topk.indices");
-  if (acc != out) {
-    ReducePlan p;
-    p.out_shape = out_shape;
-    values = map(p, values, out, [](const PrimExpr& v) { return v; }, "topk.values");
-  }
-  return {values, indices};
-}
-
 void add(const std::string& op, std::vector<te::Tensor> (*f)(const graph::CallNode&, const te::Tensor&)) {
   OpImplementation impl;
   impl.name = op + ".cpu";
   impl.compute = [f](const graph::CallNode& call, const std::vector<te::Tensor>& inputs) { return f(call, inputs[0]); };
   impl.schedule = schedule_reduce;
+  register_implementation(op, "cpu", std::move(impl));
+}
+
+void add_kernel(const std::string& op, KernelFn kernel) {
+  OpImplementation impl;
+  impl.name = op + ".cpu";
+  impl.kernel = std::move(kernel);
   register_implementation(op, "cpu", std::move(impl));
 }
 
@@ -423,8 +227,8 @@ void register_reduce_strategies() {
   add("prod", compute_prod);
   add("argmax", compute_arg);
   add("argmin", compute_arg);
-  add("cumsum", compute_cumsum);
-  add("topk", compute_topk);
+  add_kernel("cumsum", cumsum_kernel);
+  add_kernel("topk", topk_kernel);
 }
 
 }  // namespace anvil::ops

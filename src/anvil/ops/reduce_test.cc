@@ -5,10 +5,14 @@
 // Tolerance for float32 sums: 1e-5 * (1 + sum |x|).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <map>
+#include <string>
 
+#include "anvil/base/error.h"
 #include "anvil/ops/op_test_util.h"
 
 namespace anvil::ops {
@@ -202,40 +206,58 @@ TEST_F(ReduceKernels, ArgmaxArgminFirstAndLastIndex) {
   }
 }
 
-// Short axes (3) take the quadratic form, constant ones of 16 or more the blocked scan: 37
-// (blocks of 7, the last one padded), 1000 (blocks of 32, padded) and 1024 (exact).
+// cumsum's linear scan (ops/cpu/cumsum.h) against a double loop: every axis of 2-d and 3-d
+// shapes, so the innermost axis (one scalar accumulator per row), an outer axis with an inner
+// extent below a vector (3), of whole vectors plus a scalar rest (37, 40 = 16 + 16 + 5 / 2 x 16
+// + 8 lanes on AVX-512), and a symbolic inner extent; exclusive and reverse; float32, float16
+// (accumulated in float32), int32 and int64 (values near 1e12, exact: no narrower accumulator);
+// float32 with all four flag combinations, the other dtypes plain and exclusive + reverse.
+// Tolerances: float32 1e-5 * (1 + length), float16 half an ulp of the result plus that; ints 0.
 TEST_F(ReduceKernels, CumsumForwardReverseExclusive) {
-  for (std::vector<int64_t> shape : {std::vector<int64_t>{3, 37}, {2, 1000}, {1024, 3}}) {
-    for (DataType dt : {DataType::float32(), DataType::int32()}) {  // int32: exact
-      const int64_t rows = shape[0], cols = shape[1];
-      const bool exact = dt == DataType::int32();
-      std::vector<double> x =
-          exact ? random_values(numel(shape), rng, -100, 100, true) : random_values(numel(shape), rng, -1, 1);
+  ir::Var n = ir::size_var("n");
+  struct Case {
+    std::vector<int64_t> shape;
+    bool symbolic_last;  // the last dim typed as the Var n
+  };
+  for (const Case& c : {Case{{3, 37}, false}, Case{{2, 1000}, false}, Case{{1024, 3}, false}, Case{{4, 5, 37}, false},
+                        Case{{2, 70, 40}, false}, Case{{3, 37}, true}}) {
+    const std::vector<int64_t>& shape = c.shape;
+    const int nd = static_cast<int>(shape.size());
+    for (DataType dt : {DataType::float32(), DataType::float16(), DataType::int32(), DataType::int64()}) {
+      const bool exact = !dt.is_float(), half = dt == DataType::float16();
+      if (c.symbolic_last && dt != DataType::float32()) continue;
+      std::vector<double> x = dt == DataType::int64()   ? random_values(numel(shape), rng, -1e12, 1e12, true)
+                              : exact || half           ? random_values(numel(shape), rng, -8, 8, true)
+                                                        : random_values(numel(shape), rng, -1, 1);
       Tensor in = make_tensor(shape, dt, x);
-      for (int axis : {0, 1}) {
+      std::vector<ir::PrimExpr> dims;
+      for (int64_t d : shape) dims.push_back(ir::int_imm(d));
+      if (c.symbolic_last) dims.back() = n;
+      for (int axis = 0; axis < nd; ++axis) {
+        int64_t len = shape[axis], inner = 1;
+        for (int d = axis + 1; d < nd; ++d) inner *= shape[d];
         for (int exclusive : {0, 1}) {
           for (int reverse : {0, 1}) {
-            SCOPED_TRACE(::testing::Message()
-                         << "shape " << rows << "x" << cols << (exact ? " int32" : " float32") << " axis " << axis
-                         << " exclusive " << exclusive << " reverse " << reverse);
-            Kernel k = build_kernel("cumsum", {Type::tensor(shape, dt)},
+            if (dt != DataType::float32() && exclusive != reverse) continue;  // the other dtypes: two of the four
+            SCOPED_TRACE(::testing::Message() << "shape " << ::testing::PrintToString(shape) << " " << dt << " axis "
+                                              << axis << " exclusive " << exclusive << " reverse " << reverse
+                                              << (c.symbolic_last ? " symbolic" : ""));
+            Kernel k = build_kernel("cumsum", {Type::tensor(dims, dt)},
                                     {{"axis", axis}, {"exclusive", exclusive}, {"reverse", reverse}});
-            Tensor out = run_kernel(k, {in}, {shape})[0];
+            std::map<std::string, int64_t> vals;
+            if (c.symbolic_last) vals["n"] = shape.back();
+            Tensor out = run_kernel(k, {in}, {shape}, vals)[0];
             int bad = 0;
-            const int64_t len = axis == 0 ? rows : cols;
-            for (int64_t i = 0; i < rows; ++i) {
-              for (int64_t j = 0; j < cols; ++j) {
-                int64_t pos = axis == 0 ? i : j;
-                double want = 0;
-                for (int64_t q = 0; q < len; ++q) {
-                  bool take = reverse ? (exclusive ? q > pos : q >= pos) : (exclusive ? q < pos : q <= pos);
-                  if (take) want += x[axis == 0 ? q * cols + j : i * cols + q];
-                }
-                double got = get(out, i * cols + j);
-                double tol = exact ? 0 : 1e-5 * (1 + static_cast<double>(len));
-                if (!(std::fabs(got - want) <= tol) && ++bad <= 5)
-                  ADD_FAILURE() << "[" << i << ", " << j << "] = " << got << ", want " << want;
+            for (int64_t e = 0; e < numel(shape); ++e) {
+              int64_t pos = e / inner % len, base = e - pos * inner;
+              double want = 0;
+              for (int64_t q = 0; q < len; ++q) {
+                bool take = reverse ? (exclusive ? q > pos : q >= pos) : (exclusive ? q < pos : q <= pos);
+                if (take) want += x[base + q * inner];
               }
+              double got = get(out, e);
+              double tol = exact ? 0 : 1e-5 * (1 + static_cast<double>(len)) + (half ? std::fabs(want) / 2048 : 0);
+              if (!(std::fabs(got - want) <= tol) && ++bad <= 5) ADD_FAILURE() << "[" << e << "] = " << got << ", want " << want;
             }
             EXPECT_EQ(bad, 0);
           }
@@ -245,40 +267,84 @@ TEST_F(ReduceKernels, CumsumForwardReverseExclusive) {
   }
 }
 
+// topk's heap kernel (ops/cpu/topk.h) against a stable sort (ties: lower index first) of the
+// row: integer-valued data (many ties), k = 1, small k, k past the old limit of 32, k = n;
+// rows shorter than a prefilter block, long ones (1000, 4096: the vector block maxima), one
+// sorted the wrong way (every element enters the heap); the innermost axis, a middle one
+// ([4, 300, 3] axis 1, strided rows) and the first; float32 (largest and smallest), float16,
+// int32, int64 (one each); a symbolic axis length. Values and indices must match exactly.
 TEST_F(ReduceKernels, TopkSortedWithLowerIndexFirstOnTies) {
   ir::Var n = ir::size_var("n");
-  std::vector<int64_t> shape = {3, 37};
-  std::vector<double> x = random_values(numel(shape), rng, -6, 6, true);  // ties
-  Tensor in = make_tensor(shape, DataType::float32(), x);
-  // k 5 and 2 take the selection passes, k 35 (over kSelectTopkMax) the ranking.
-  for (std::pair<int, int64_t> axis_k : {std::pair<int, int64_t>{1, 5}, {0, 2}, {1, 35}}) {
-    const int axis = axis_k.first;
-    const int64_t k = axis_k.second;
-    for (int largest : {0, 1}) {
-      int64_t len = shape[axis], other = shape[1 - axis];
-      SCOPED_TRACE(::testing::Message() << "axis " << axis << " k " << k << " largest " << largest);
-      Type t = Type::tensor({ir::int_imm(3), n}, DataType::float32());
-      Kernel kn = build_kernel("topk", {t}, {{"k", k}, {"axis", axis}, {"largest", largest}});
-      std::vector<int64_t> out_shape = shape;
-      out_shape[axis] = k;
-      std::vector<Tensor> outs = run_kernel(kn, {in}, {out_shape, out_shape}, {{"n", 37}});
-      int bad = 0;
-      for (int64_t o = 0; o < other; ++o) {
-        auto at = [&](int64_t j) { return axis == 1 ? o * 37 + j : j * 37 + o; };
-        auto out_at = [&](int64_t j) { return axis == 1 ? o * k + j : j * 37 + o; };
-        std::vector<int64_t> order(static_cast<size_t>(len));
-        for (int64_t j = 0; j < len; ++j) order[j] = j;
-        std::stable_sort(order.begin(), order.end(),
-                         [&](int64_t a, int64_t b) { return largest ? x[at(a)] > x[at(b)] : x[at(a)] < x[at(b)]; });
-        for (int64_t j = 0; j < k; ++j) {
-          double v = get(outs[0], out_at(j)), idx = get(outs[1], out_at(j));
-          if ((v != x[at(order[j])] || idx != order[j]) && ++bad <= 5)
-            ADD_FAILURE() << "row " << o << " rank " << j << ": " << v << " at " << idx << ", want " << x[at(order[j])]
-                          << " at " << order[j];
+  struct Case {
+    std::vector<int64_t> shape;
+    int axis;
+    std::vector<int64_t> ks;
+    bool symbolic_axis = false;
+    bool ascending = false;  // rows sorted increasingly (the worst case for largest)
+  };
+  const std::vector<Case> cases = {
+      {{3, 37}, 1, {1, 5, 35, 37}, true}, {{3, 37}, 0, {1, 2, 3}},          {{2, 1000}, 1, {1, 10, 100, 1000}},
+      {{4, 300, 3}, 1, {1, 7, 300}},      {{1, 4096}, 1, {100}, false, true}, {{5, 64}, 1, {33}}};
+  for (const Case& c : cases) {
+    const std::vector<int64_t>& shape = c.shape;
+    const int nd = static_cast<int>(shape.size()), axis = c.axis;
+    int64_t len = shape[axis], inner = 1;
+    for (int d = axis + 1; d < nd; ++d) inner *= shape[d];
+    for (DataType dt : {DataType::float32(), DataType::float16(), DataType::int32(), DataType::int64()}) {
+      if ((c.symbolic_axis || c.ascending) && dt != DataType::float32()) continue;
+      std::vector<double> x = random_values(numel(shape), rng, -20, 20, true);  // ties
+      if (c.ascending) std::sort(x.begin(), x.end());
+      if (dt == DataType::float32() && !c.ascending)
+        for (size_t q = 0; q < x.size(); q += 3) x[q] += 0.25 * static_cast<double>(q % 7);  // not only integers
+      Tensor in = make_tensor(shape, dt, x);
+      std::vector<ir::PrimExpr> dims;
+      for (int64_t d : shape) dims.push_back(ir::int_imm(d));
+      if (c.symbolic_axis) dims[axis] = n;
+      for (int64_t k : c.ks) {
+        for (int largest : {0, 1}) {
+          // float32 both ways, the other dtypes one each (float16 and int64 smallest, int32 largest).
+          if (dt != DataType::float32() && largest != (dt == DataType::int32() ? 1 : 0)) continue;
+          SCOPED_TRACE(::testing::Message() << "shape " << ::testing::PrintToString(shape) << " " << dt << " axis "
+                                            << axis << " k " << k << " largest " << largest);
+          Kernel kn = build_kernel("topk", {Type::tensor(dims, dt)}, {{"k", k}, {"axis", axis}, {"largest", largest}});
+          std::vector<int64_t> out_shape = shape;
+          out_shape[axis] = k;
+          std::map<std::string, int64_t> vals;
+          if (c.symbolic_axis) vals["n"] = len;
+          std::vector<Tensor> outs = run_kernel(kn, {in}, {out_shape, out_shape}, vals);
+          int bad = 0;
+          for (int64_t r = 0; r < numel(shape) / len; ++r) {
+            int64_t o = r / inner, i = r % inner;
+            auto at = [&](int64_t j) { return (o * len + j) * inner + i; };
+            auto out_at = [&](int64_t j) { return (o * k + j) * inner + i; };
+            std::vector<int64_t> order(static_cast<size_t>(len));
+            for (int64_t j = 0; j < len; ++j) order[j] = j;
+            std::stable_sort(order.begin(), order.end(),
+                             [&](int64_t a, int64_t b) { return largest ? x[at(a)] > x[at(b)] : x[at(a)] < x[at(b)]; });
+            for (int64_t j = 0; j < k; ++j) {
+              double v = get(outs[0], out_at(j)), idx = get(outs[1], out_at(j));
+              if ((v != x[at(order[j])] || idx != order[j]) && ++bad <= 5)
+                ADD_FAILURE() << "row " << r << " rank " << j << ": " << v << " at " << idx << ", want "
+                              << x[at(order[j])] << " at " << order[j];
+            }
+          }
+          EXPECT_EQ(bad, 0);
         }
       }
-      EXPECT_EQ(bad, 0);
     }
+  }
+}
+
+// A run-time axis length below k fails before the kernel reads past the row.
+TEST_F(ReduceKernels, TopkRejectsAnAxisShorterThanK) {
+  ir::Var n = ir::size_var("n");
+  Kernel kn = build_kernel("topk", {Type::tensor({ir::int_imm(2), n}, DataType::float32())}, {{"k", int64_t{5}}});
+  Tensor in = make_tensor({2, 4}, DataType::float32(), std::vector<double>(8, 1.0));
+  try {
+    run_kernel(kn, {in}, {{2, 5}, {2, 5}}, {{"n", 4}});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("topk: k = 5 is larger than the axis length 4"), std::string::npos) << e.what();
   }
 }
 

@@ -55,7 +55,8 @@ const OpImplementation& select_implementation(const std::string& op, const Targe
 
 void register_implementation(const std::string& op, const std::string& family, OpImplementation impl) {
   ANVIL_ICHECK(filling(), "register_implementation outside the strategy table's fill: ", op);
-  ANVIL_ICHECK(static_cast<bool>(impl.compute) && static_cast<bool>(impl.schedule), "incomplete implementation of ", op);
+  ANVIL_ICHECK((static_cast<bool>(impl.compute) && static_cast<bool>(impl.schedule)) || static_cast<bool>(impl.kernel),
+               "incomplete implementation of ", op);
   bool inserted = table().emplace(Key{op, family}, std::move(impl)).second;
   ANVIL_ICHECK(inserted, "implementation registered twice: ", op, " for ", family);
 }

@@ -14,6 +14,11 @@
 // or one per field of a tuple-typed call. Outputs must have the call's inferred shape/dtype.
 //
 // schedule receives the schedule of the outputs and may restructure every stage it created.
+//
+// kernel, instead of compute + schedule: a hand-written loop nest (tir) over buffers of the
+// argument types (undefined for non-tensor arguments) and of the output types, for what TE
+// cannot express: a scan carrying an accumulator, a per-row heap. lower_call makes it a PrimFunc
+// with the same parameter convention; such an operator must not be fused (kOpaque).
 // Families: "cpu" (llvm and c targets), "gpu" (vulkan, cuda, opencl) — target_family().
 #pragma once
 
@@ -25,16 +30,20 @@
 #include "anvil/target/target.h"
 #include "anvil/te/schedule.h"
 #include "anvil/te/tensor.h"
+#include "anvil/tir/stmt.h"
 
 namespace anvil::ops {
 
 using ComputeFn = std::function<std::vector<te::Tensor>(const graph::CallNode& call, const std::vector<te::Tensor>& inputs)>;
 using ScheduleFn = std::function<void(te::Schedule& s, const std::vector<te::Tensor>& outputs, const Target& target)>;
+using KernelFn = std::function<tir::Stmt(const graph::CallNode& call, const std::vector<ir::Buffer>& inputs,
+                                         const std::vector<ir::Buffer>& outputs, const Target& target)>;
 
 struct OpImplementation {
   std::string name;  // "conv2d_nchw.x86", for --dump-ir and profiles
   ComputeFn compute;
   ScheduleFn schedule;
+  KernelFn kernel;  // when set, compute and schedule are unused
 };
 
 // "cpu" for llvm and c; "gpu" for device kinds.

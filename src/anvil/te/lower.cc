@@ -257,6 +257,14 @@ void define_vars_of(const PrimExpr& e, std::unordered_set<const ir::VarNode*>* d
 
 }  // namespace
 
+tir::PrimFunc make_kernel(const std::string& name, std::vector<tir::FuncParam> params, tir::Stmt body) {
+  std::unordered_set<const ir::VarNode*> scalar_params;
+  for (const tir::FuncParam& p : params)
+    if (const Var* v = std::get_if<Var>(&p)) scalar_params.insert(v->get());
+  body = check_listed_shape_vars(name, scalar_params, &params, std::move(body));
+  return tir::make_prim_func(name, params, body);
+}
+
 tir::PrimFunc lower(const Schedule& schedule, const std::vector<Tensor>& args, const std::string& name) {
   return lower(schedule, std::vector<LowerArg>(args.begin(), args.end()), name);
 }

@@ -56,4 +56,10 @@ inline tir::PrimFunc lower(const Schedule& schedule, std::initializer_list<Lower
   return lower(schedule, std::vector<LowerArg>(args), name);
 }
 
+// A hand-written loop nest over argument buffers (an operator TE cannot express, e.g. a scan
+// carrying an accumulator) as a PrimFunc with lower's parameter convention: params in order
+// (buffers, scalar Vars); a buffer dimension that is exactly a listed scalar Var gets the same
+// fresh size var and AssertStmt check as lower gives it, so both kinds of kernel are called alike.
+tir::PrimFunc make_kernel(const std::string& name, std::vector<tir::FuncParam> params, tir::Stmt body);
+
 }  // namespace anvil::te
