@@ -19,6 +19,9 @@ namespace {
 void register_all() {
   register_device_apis();
 
+  register_module_loader("params", [](std::string_view bytes, const std::shared_ptr<void>&) {
+    return make_params_module(load_params(bytes));
+  });
   register_packed("module.loader.params", [](Args args) -> Value {
     if (args.size() != 1) type_error("module.loader.params expects 1 argument (bytes)");
     return Value(make_params_module(load_params(args[0].as_bytes())));

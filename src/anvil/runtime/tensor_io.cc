@@ -9,7 +9,7 @@ namespace {
 constexpr char kTensorMagic[8] = {'A', 'N', 'V', 'L', 'T', 'E', 'N', 'S'};
 constexpr char kParamsMagic[8] = {'A', 'N', 'V', 'L', 'P', 'A', 'R', 'M'};
 constexpr uint32_t kFormatVersion = 1;
-constexpr int32_t kMaxNdim = 64;
+constexpr int32_t kMaxNdim = kTensorMaxNdim;
 
 void check_magic(ByteReader* in, const char (&magic)[8], std::string_view what) {
   std::string_view got = in->get_bytes(8, "magic");
@@ -38,7 +38,7 @@ void write_tensor(const Tensor& tensor, ByteWriter* out) {
   out->put_bytes(data);
 }
 
-Tensor read_tensor(ByteReader* in, Device device) {
+Tensor read_tensor(ByteReader* in, Device device, const std::shared_ptr<void>& backing, size_t in_place_alignment) {
   check_magic(in, kTensorMagic, "tensor");
   int32_t ndim = in->get<int32_t>("ndim");
   if (ndim < 0 || ndim > kMaxNdim) in->fail(str_cat("ndim ", ndim, " is out of range [0, ", kMaxNdim, "]"));
@@ -59,6 +59,9 @@ Tensor read_tensor(ByteReader* in, Device device) {
   if (nbytes != numel * DataType(dt).bytes())
     in->fail(str_cat("data size ", nbytes, " does not match shape ", shape_to_string(shape), " of ", DataType(dt)));
   std::string_view data = in->get_bytes(nbytes, "tensor data");
+  if (backing && in_place_alignment > 0 && device.type == kDLCPU &&
+      reinterpret_cast<uintptr_t>(data.data()) % in_place_alignment == 0)
+    return Tensor::wrap(const_cast<char*>(data.data()), shape, DataType(dt), device, backing);
   Tensor out = Tensor::empty(shape, DataType(dt), device);
   out.copy_from_bytes(data.data(), data.size());
   return out;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -14,8 +15,16 @@
 
 namespace anvil {
 
+// The most dimensions a saved tensor may have.
+inline constexpr int32_t kTensorMaxNdim = 64;
+
 void write_tensor(const Tensor& tensor, ByteWriter* out);
-Tensor read_tensor(ByteReader* in, Device device = Device::cpu());
+// Reads one tensor into new memory on `device`. With `backing` (the owner of the memory `in`
+// reads, kept unchanged while it lives), a host tensor whose data lies at a multiple of
+// `in_place_alignment` bytes is not copied: the tensor points into those bytes, read-only, and
+// holds `backing`.
+Tensor read_tensor(ByteReader* in, Device device = Device::cpu(), const std::shared_ptr<void>& backing = nullptr,
+                   size_t in_place_alignment = 0);
 
 std::string save_params(const std::map<std::string, Tensor>& params);
 // ValueError naming the field and offset on any corruption.

@@ -13,6 +13,9 @@ namespace {
 
 constexpr size_t kHeaderBytes = 8 + 4 + 4 + 8 + 4 + 4;
 
+// Zero bytes from blob offset `at` to the next payload alignment boundary.
+size_t payload_padding(size_t at) { return (kBlobPayloadAlignment - at % kBlobPayloadAlignment) % kBlobPayloadAlignment; }
+
 void collect(const Module& m, bool (*is_host)(const Module&), std::map<const ModuleNode*, size_t>& index,
              std::vector<Module>& order) {
   if (index.count(m.node())) return;
@@ -67,7 +70,10 @@ std::string pack_module_tree(const Module& root, bool (*is_host)(const Module&))
       value_error("cannot pack a module of kind '", m.kind(),
                   "' into a library: it is neither host code nor binary-serialisable");
     payload.put_string(m.kind());
-    payload.put_string(m.node()->save_to_bytes());
+    std::string bytes = m.node()->save_to_bytes();
+    payload.put<uint64_t>(bytes.size());
+    payload.put_bytes(std::string(payload_padding(kHeaderBytes + payload.str().size()), '\0'));
+    payload.put_bytes(bytes);
   }
   for (const Module& m : order) payload.put<uint64_t>(m.imports().size());
   for (const Module& m : order)
@@ -84,7 +90,7 @@ std::string pack_module_tree(const Module& root, bool (*is_host)(const Module&))
   return std::move(out.str());
 }
 
-Module unpack_module_tree(std::string_view blob, const Module& host_library) {
+Module unpack_module_tree(std::string_view blob, const Module& host_library, const std::shared_ptr<void>& backing) {
   ByteReader header(blob, "module blob");
   std::string_view magic = header.get_bytes(8, "magic");
   if (std::memcmp(magic.data(), kBlobMagic, 8) != 0)
@@ -117,8 +123,14 @@ Module unpack_module_tree(std::string_view blob, const Module& host_library) {
       if (!host_library.defined()) in.fail("blob refers to host code but no host library was given");
       modules.push_back(host_library);
     } else {
-      std::string bytes(in.get_string("module payload of kind '" + kind + "'"));
-      modules.push_back(Module::load_from_bytes(kind, bytes));
+      const std::string what = "module payload of kind '" + kind + "'";
+      uint64_t size = in.get<uint64_t>(what + " length");
+      std::string_view pad = in.get_bytes(payload_padding(kHeaderBytes + in.offset()), what + " padding");
+      if (pad.find_first_not_of('\0') != std::string_view::npos)
+        in.fail("padding before the " + what + " is not zero");
+      if (size > in.remaining()) in.fail(what + " runs past the end of the blob");
+      // The loader reads the payload in place (no copy); `backing` lets it keep views of it.
+      modules.push_back(Module::load_from_bytes(kind, in.get_bytes(size, what), backing));
     }
   }
   std::vector<uint64_t> child_counts(count);

@@ -102,12 +102,12 @@ TEST_F(BlobTest, NonZeroFlagsAndReservedAreRejected) {
 TEST_F(BlobTest, VersionMismatchSaysSo) {
   Tensor w;
   std::string blob = pack_module_tree(sample_tree(&w), is_stub);
-  blob[8] = 2;
+  blob[8] = 1;  // version 1 had unaligned payloads
   try {
     unpack_module_tree(blob, Module(make_object<HostStub>()));
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("version 2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("version 1"), std::string::npos) << e.what();
   }
 }
 
@@ -124,6 +124,39 @@ std::string wrap_payload(const std::string& payload) {
   return out.str();
 }
 
+// A module payload as pack_module_tree writes it: length, zeros to a multiple of 64 from the
+// blob start (32 header bytes before `out`), the bytes.
+void put_payload(ByteWriter& out, std::string_view bytes) {
+  out.put<uint64_t>(bytes.size());
+  out.put_bytes(std::string((64 - (32 + out.str().size()) % 64) % 64, '\0'));
+  out.put_bytes(bytes);
+}
+
+TEST_F(BlobTest, PayloadsStartAlignedAndPaddingIsChecked) {
+  Tensor w;
+  std::string blob = pack_module_tree(sample_tree(&w), is_stub);
+  Module host(make_object<HostStub>());
+  EXPECT_NO_THROW(unpack_module_tree(blob, host));
+  // Hand-made: one params module; its payload starts at a multiple of 64.
+  ByteWriter one;
+  one.put<uint64_t>(1);
+  one.put_string("params");
+  put_payload(one, save_params({}));
+  one.put<uint64_t>(0);
+  std::string good = wrap_payload(one.str());
+  EXPECT_EQ(unpack_module_tree(good, host).kind(), "params");
+  size_t pad_at = 32 + 8 + 8 + 6 + 8;  // header, count, kind string, payload length
+  std::string dirty = one.str();
+  dirty[pad_at - 32] = 1;
+  try {
+    unpack_module_tree(wrap_payload(dirty), host);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("padding before the module payload of kind 'params' is not zero"),
+              std::string::npos) << e.what();
+  }
+}
+
 TEST_F(BlobTest, HostileTreesAreRejected) {
   Module host(make_object<HostStub>());
   // Two modules importing each other: a cycle.
@@ -131,7 +164,7 @@ TEST_F(BlobTest, HostileTreesAreRejected) {
   cycle.put<uint64_t>(2);
   cycle.put_string("_lib");
   cycle.put_string("params");
-  cycle.put_string(save_params({}));
+  put_payload(cycle, save_params({}));
   cycle.put<uint64_t>(1);
   cycle.put<uint64_t>(1);
   cycle.put<uint64_t>(1);
@@ -148,7 +181,7 @@ TEST_F(BlobTest, HostileTreesAreRejected) {
   ByteWriter unknown;
   unknown.put<uint64_t>(1);
   unknown.put_string("quantum");
-  unknown.put_string("xx");
+  put_payload(unknown, "xx");
   unknown.put<uint64_t>(0);
   try {
     unpack_module_tree(wrap_payload(unknown.str()), host);

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <cstring>
+#include <memory>
 
 #include "anvil/base/error.h"
 #include "anvil/runtime/c_abi.h"
@@ -18,11 +19,16 @@ namespace {
 
 class LibraryModuleNode final : public ModuleNode {
  public:
-  LibraryModuleNode(std::string path, void* handle, ElfLoadInfo layout, uintptr_t base)
-      : path_(std::move(path)), handle_(handle), layout_(std::move(layout)), base_(base) {}
+  // `mapping` owns the dlopen handle (dlclose when the last holder goes): this node, and the VM
+  // constants used in place from the blob, which cannot hold the node itself (it imports their
+  // executable: a cycle).
+  LibraryModuleNode(std::string path, std::shared_ptr<void> mapping, ElfLoadInfo layout, uintptr_t base)
+      : path_(std::move(path)), mapping_(std::move(mapping)), handle_(mapping_.get()), layout_(std::move(layout)),
+        base_(base) {}
   // Functions from this library hold a reference to this node, so when it dies nothing can
   // call into the library any more.
-  ~LibraryModuleNode() override { dlclose(handle_); }
+
+  const std::shared_ptr<void>& mapping() const { return mapping_; }
 
   std::string kind() const override { return kLibraryModuleKind; }
 
@@ -69,6 +75,7 @@ class LibraryModuleNode final : public ModuleNode {
 
  private:
   std::string path_;
+  std::shared_ptr<void> mapping_;
   void* handle_;
   ElfLoadInfo layout_;
   uintptr_t base_;
@@ -114,7 +121,9 @@ Module load_library_module(const std::string& path) {
     dlclose(handle);
     io_error("load_module: '", path, "': cannot find where the library was loaded");
   }
-  auto node = make_object<LibraryModuleNode>(path, handle, std::move(layout), static_cast<uintptr_t>(map->l_addr));
+  std::shared_ptr<void> mapping(handle, [](void* h) { dlclose(h); });
+  auto node = make_object<LibraryModuleNode>(path, std::move(mapping), std::move(layout),
+                                             static_cast<uintptr_t>(map->l_addr));
   const LibraryModuleNode& lib = *node;
   Module library(std::move(node));
   // The loader's own symbols are read (and one written) only where the ELF check saw them.
@@ -143,7 +152,9 @@ Module load_library_module(const std::string& path) {
     value_error("load_module: '", path, "': the module blob's size (", *blob_size,
                 " bytes) runs past the end of its segment (the library is corrupt)");
   try {
-    return unpack_module_tree(std::string_view(blob, *blob_size), library);
+    // The blob stays mapped while `mapping` lives, so modules may keep views of it (the VM
+    // executable's weights are not copied).
+    return unpack_module_tree(std::string_view(blob, *blob_size), library, lib.mapping());
   } catch (const Error& e) {
     throw Error(e.kind(), str_cat("load_module: '", path, "': ", e.what()));
   }

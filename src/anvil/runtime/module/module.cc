@@ -2,6 +2,8 @@
 #include "anvil/runtime/module/module.h"
 
 #include <array>
+#include <map>
+#include <mutex>
 #include <unordered_set>
 
 #include "anvil/base/error.h"
@@ -50,12 +52,41 @@ Function Module::get_function(const std::string& name, bool query_imports) const
               known.empty() ? "" : " (it defines: " + known + (names.size() > 10 ? ", ..." : "") + ")");
 }
 
-Module Module::load_from_bytes(const std::string& kind, const std::string& bytes) {
+namespace {
+
+struct NativeLoaders {
+  std::mutex mu;
+  std::map<std::string, ModuleLoader, std::less<>> by_kind;
+};
+
+NativeLoaders& native_loaders() {
+  static NativeLoaders* loaders = new NativeLoaders;  // never destroyed: used until exit
+  return *loaders;
+}
+
+}  // namespace
+
+void register_module_loader(const std::string& kind, ModuleLoader loader) {
+  NativeLoaders& l = native_loaders();
+  std::lock_guard<std::mutex> lock(l.mu);
+  l.by_kind[kind] = loader;
+}
+
+Module Module::load_from_bytes(const std::string& kind, std::string_view bytes,
+                               const std::shared_ptr<void>& backing) {
+  ModuleLoader native = nullptr;
+  {
+    NativeLoaders& l = native_loaders();
+    std::lock_guard<std::mutex> lock(l.mu);
+    if (auto it = l.by_kind.find(kind); it != l.by_kind.end()) native = it->second;
+  }
+  // The native loader reads the bytes where they are; a global function gets its own copy.
+  if (native != nullptr) return native(bytes, backing);
   auto loader = Registry::find("module.loader." + kind);
   if (!loader)
     not_implemented_error("no loader for module kind '", kind,
                           "' (global function 'module.loader.", kind, "' is not registered)");
-  return (*loader)(Value::bytes(bytes)).as_module();
+  return (*loader)(Value::bytes(std::string(bytes))).as_module();
 }
 
 }  // namespace anvil

@@ -1,11 +1,14 @@
 // Module: a named collection of functions plus imported sub-modules — a loaded kernel library,
 // a device-code module, a VM executable. Modules that can be serialised travel inside a kernel
 // library's embedded blob (module/blob.h) and come back through the loader registered for their
-// kind as the global function "module.loader.<kind>" (bytes -> Module).
+// kind: a native loader (register_module_loader; it reads the bytes in place and may keep views
+// of them) or else the global function "module.loader.<kind>" (bytes -> Module, given a copy).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "anvil/runtime/function.h"
@@ -45,7 +48,12 @@ class Module {
   // returned (the library itself when it has no blob). Throws IOError / ValueError on failure.
   static Module load_from_file(const std::string& path);
   // Rebuilds a module of `kind` from save_to_bytes() output through its registered loader.
-  static Module load_from_bytes(const std::string& kind, const std::string& bytes);
+  // `backing`, when set, owns the memory `bytes` lie in and keeps it unchanged for as long as it
+  // lives (a loaded library's blob): a native loader may then point into the bytes instead of
+  // copying them (VM constants do), holding `backing`. Without it, nothing refers to `bytes`
+  // after the call.
+  static Module load_from_bytes(const std::string& kind, std::string_view bytes,
+                                const std::shared_ptr<void>& backing = nullptr);
 
   bool defined() const { return static_cast<bool>(node_); }
   ModuleNode* node() const { return node_.get(); }
@@ -64,5 +72,10 @@ class Module {
  private:
   Ref<ModuleNode> node_;
 };
+
+// A loader that reads save_to_bytes() output without a copy; see Module::load_from_bytes for
+// `backing`. Registered once per kind, before loading (the runtime registers its own kinds).
+using ModuleLoader = Module (*)(std::string_view bytes, const std::shared_ptr<void>& backing);
+void register_module_loader(const std::string& kind, ModuleLoader loader);
 
 }  // namespace anvil

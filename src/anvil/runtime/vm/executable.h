@@ -63,8 +63,10 @@ class Executable {
   // a loaded library); ValueError otherwise.
   static Executable from_module(const Module& module);
   // Parses save_to_bytes() output; ValueError naming the section, field and offset on any
-  // corruption, truncation or version mismatch.
-  static Executable load_from_bytes(std::string_view bytes);
+  // corruption, truncation or version mismatch. With `backing` (the owner of the memory `bytes`
+  // lie in, unchanged while it lives: a loaded library's blob), tensor constants whose data is
+  // 64-byte aligned there are used in place, read-only, instead of copied.
+  static Executable load_from_bytes(std::string_view bytes, const std::shared_ptr<void>& backing = nullptr);
 
   ExecutableNode* operator->() const { return node_.get(); }
   ExecutableNode* get() const { return node_.get(); }

@@ -1,6 +1,9 @@
 // Saving and loading VM executables: the versioned, checksummed, sectioned binary format that
 // docs/vm-format.md describes field by field. The reader trusts nothing: every count, length,
 // offset and tag is checked before use, and the loaded program goes through verify_executable.
+// Tensor constants' data starts at a multiple of 64 bytes from the file's start (version 2), so
+// an executable read in place from a loaded library's blob uses them where they lie, without a
+// copy: the weights of a model are in memory once, in the library's read-only pages.
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -9,6 +12,7 @@
 #include <vector>
 
 #include "anvil/runtime/device.h"
+#include "anvil/runtime/device_api.h"
 #include "anvil/runtime/module/blob.h"
 #include "anvil/runtime/module/byte_io.h"
 #include "anvil/runtime/tensor.h"
@@ -20,7 +24,7 @@ namespace {
 
 constexpr char kMagic[8] = {'A', 'N', 'V', 'L', 'V', 'M', 'E', 'X'};
 // Any change to the layout or to the meaning of a field bumps this; readers accept only it.
-constexpr uint32_t kFormatVersion = 1;
+constexpr uint32_t kFormatVersion = 2;
 constexpr size_t kHeaderBytes = 8 + 4 + 4 + 8 + 4 + 4;
 constexpr size_t kSectionEntryBytes = 4 + 4 + 8 + 8;
 constexpr std::string_view kWhat = "vm executable";
@@ -32,8 +36,19 @@ constexpr std::array<uint32_t, 3> kSectionIds = {kFunctionsSection, kConstantsSe
 // params; a constant that is a bare tag (null).
 constexpr size_t kMinFunctionBytes = 4 + 8 + 8 * 4 + 8;
 constexpr size_t kMinConstantBytes = 1;
-// The tensor header written by write_tensor: magic, version, reserved.
+// The tensor header written by write_tensor: magic, version, reserved, ndim, dtype, shape, size.
 constexpr size_t kTensorReservedOffset = 8 + 4;
+constexpr size_t kTensorNdimOffset = 8 + 4 + 4;
+size_t tensor_header_bytes(int64_t ndim) { return 8 + 4 + 4 + 4 + 4 + 8 * static_cast<size_t>(ndim) + 8; }
+// Tensor data is aligned to this from the file start: what Tensor::empty gives, so constants
+// used in place are as aligned as copied ones.
+constexpr size_t kTensorDataAlignment = kAllocAlignment;
+
+// The zero bytes between a tensor constant's pad count (whose end is at file offset `at`) and
+// its header, so that the data after a header of `header` bytes is aligned.
+size_t tensor_padding(size_t at, size_t header) {
+  return (kTensorDataAlignment - (at + header) % kTensorDataAlignment) % kTensorDataAlignment;
+}
 
 std::string_view section_name(uint32_t id) {
   switch (id) {
@@ -69,7 +84,8 @@ void write_functions(const std::vector<FuncInfo>& funcs, ByteWriter* out) {
   }
 }
 
-void write_constant(const Value& v, size_t index, ByteWriter* out) {
+// `base`: the file offset at which `out`'s bytes will start.
+void write_constant(const Value& v, size_t index, size_t base, ByteWriter* out) {
   ValueKind kind = v.kind();
   out->put<uint8_t>(static_cast<uint8_t>(kind));
   switch (kind) {
@@ -102,7 +118,14 @@ void write_constant(const Value& v, size_t index, ByteWriter* out) {
       out->put<int32_t>(d.id);
       break;
     }
-    case ValueKind::kTensor: write_tensor(v.as_tensor(), out); break;
+    case ValueKind::kTensor: {
+      const Tensor& t = v.as_tensor();
+      size_t pad = tensor_padding(base + out->str().size() + 1, tensor_header_bytes(t.ndim()));
+      out->put<uint8_t>(static_cast<uint8_t>(pad));
+      out->put_bytes(std::string(pad, '\0'));
+      write_tensor(t, out);
+      break;
+    }
     default:
       value_error(kWhat, ": cannot save constant ", index, " of kind '", v.kind_name(),
                   "': only null, int, float, bool, string, bytes, shape, dtype, device and tensor constants "
@@ -169,7 +192,8 @@ std::vector<FuncInfo> read_functions(ByteReader& in) {
   return funcs;
 }
 
-Value read_constant(ByteReader& in, uint64_t index) {
+// With `backing` (the owner of the file's memory), aligned tensor data is used in place.
+Value read_constant(ByteReader& in, uint64_t index, const std::shared_ptr<void>& backing) {
   size_t tag_offset = in.offset();
   uint8_t tag = in.get<uint8_t>(str_cat("tag of constant ", index));
   auto field = [&](std::string_view name) { return str_cat(name, " of constant ", index); };
@@ -205,13 +229,25 @@ Value read_constant(ByteReader& in, uint64_t index) {
       return Value(Device{static_cast<DLDeviceType>(type), id});
     }
     case ValueKind::kTensor: {
+      // Exactly the padding the writer puts, all zero, so that an accepted file re-saves as it is.
+      uint8_t pad = in.get<uint8_t>(field("tensor padding count"));
+      std::string_view zeros = in.get_bytes(pad, field("tensor padding"));
+      if (zeros.find_first_not_of('\0') != std::string_view::npos)
+        in.fail(str_cat("constant ", index, ": tensor padding is not zero"));
+      ByteReader peek = in;
+      peek.get_bytes(kTensorNdimOffset, field("tensor header"));
+      int32_t ndim = peek.get<int32_t>(field("tensor ndim"));
+      if (ndim >= 0 && ndim <= kTensorMaxNdim &&
+          pad != tensor_padding(in.offset() - pad, tensor_header_bytes(ndim)))
+        in.fail(str_cat("constant ", index, ": tensor padding of ", int(pad), " bytes leaves its data unaligned (",
+                        kTensorDataAlignment, " bytes)"));
       // read_tensor ignores the tensor header's reserved word; insist on 0 so that no bit of an
       // accepted file goes unread.
-      ByteReader peek = in;
+      peek = in;
       peek.get_bytes(kTensorReservedOffset, field("tensor header"));
       if (uint32_t reserved = peek.get<uint32_t>(field("tensor reserved")); reserved != 0)
         in.fail(str_cat("constant ", index, ": tensor reserved word is ", reserved, ", must be 0"));
-      return Value(read_tensor(&in, Device::cpu()));
+      return Value(read_tensor(&in, Device::cpu(), backing, kTensorDataAlignment));
     }
     default:
       value_error(kWhat, ": section 'constants': constant ", index,
@@ -220,11 +256,11 @@ Value read_constant(ByteReader& in, uint64_t index) {
   }
 }
 
-std::vector<Value> read_constants(ByteReader& in) {
+std::vector<Value> read_constants(ByteReader& in, const std::shared_ptr<void>& backing) {
   uint64_t count = in.get_count("constant count", kMinConstantBytes);
   std::vector<Value> constants;
   constants.reserve(count);
-  for (uint64_t i = 0; i < count; ++i) constants.push_back(read_constant(in, i));
+  for (uint64_t i = 0; i < count; ++i) constants.push_back(read_constant(in, i, backing));
   expect_consumed(in, "the last constant");
   return constants;
 }
@@ -308,8 +344,12 @@ std::array<Section, 3> read_section_table(std::string_view file, uint64_t payloa
 std::string ExecutableNode::save_to_bytes() const {
   std::array<ByteWriter, 3> sections;  // indexed by id - 1
   write_functions(func_table, &sections[kFunctionsSection - 1]);
+  // The constants follow the header, the section table and the functions (see below).
+  const size_t constants_base =
+      kHeaderBytes + 8 + kSectionIds.size() * kSectionEntryBytes + sections[kFunctionsSection - 1].str().size();
   sections[kConstantsSection - 1].put<uint64_t>(constants.size());
-  for (size_t i = 0; i < constants.size(); ++i) write_constant(constants[i], i, &sections[kConstantsSection - 1]);
+  for (size_t i = 0; i < constants.size(); ++i)
+    write_constant(constants[i], i, constants_base, &sections[kConstantsSection - 1]);
   write_code(*this, &sections[kCodeSection - 1]);
 
   ByteWriter payload;
@@ -336,7 +376,7 @@ std::string ExecutableNode::save_to_bytes() const {
   return std::move(out.str());
 }
 
-Executable Executable::load_from_bytes(std::string_view bytes) {
+Executable Executable::load_from_bytes(std::string_view bytes, const std::shared_ptr<void>& backing) {
   ByteReader header(bytes, kWhat);
   std::string_view magic = header.get_bytes(8, "magic");
   if (std::memcmp(magic.data(), kMagic, 8) != 0) header.fail("bad magic: this is not an Anvil VM executable");
@@ -367,7 +407,7 @@ Executable Executable::load_from_bytes(std::string_view bytes) {
   }
   {
     ByteReader in = reader(kConstantsSection);
-    node->constants = read_constants(in);
+    node->constants = read_constants(in, backing);
   }
   {
     ByteReader in = reader(kCodeSection);

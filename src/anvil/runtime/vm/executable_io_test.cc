@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <limits>
 
 #include "anvil/runtime/module/blob.h"
@@ -24,7 +26,7 @@ namespace {
 // The format's constants, written out again on purpose: changing them is a format change that
 // must bump the version, and these tests should notice.
 constexpr char kMagic[8] = {'A', 'N', 'V', 'L', 'V', 'M', 'E', 'X'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 constexpr size_t kHeaderBytes = 32;
 constexpr size_t kTableBytes = 8 + 3 * 24;  // count + three entries
 
@@ -289,7 +291,7 @@ TEST_F(ExecutableIoTest, FileStartsWithTheDocumentedHeader) {
   EXPECT_EQ(bytes.substr(0, 8), "ANVLVMEX");
   ByteReader in(bytes, "test");
   in.get_bytes(8, "magic");
-  EXPECT_EQ(in.get<uint32_t>("version"), 1u);
+  EXPECT_EQ(in.get<uint32_t>("version"), 2u);
   EXPECT_EQ(in.get<uint32_t>("flags"), 0u);
   EXPECT_EQ(in.get<uint64_t>("payload size"), bytes.size() - kHeaderBytes);
   EXPECT_EQ(in.get<uint32_t>("crc"), crc32(std::string_view(bytes).substr(kHeaderBytes)));
@@ -480,8 +482,8 @@ TEST_F(ExecutableIoTest, FlipsBehindAValidChecksumAreRejectedOrRoundTrip) {
 
 TEST_F(ExecutableIoTest, VersionMismatchNamesBothVersions) {
   std::string payload = full_program(false)->save_to_bytes().substr(kHeaderBytes);
-  expect_load_error(wrap(payload, 2), {"version 2", "version 1"});
-  expect_load_error(wrap(payload, 0), {"version 0", "version 1"});
+  expect_load_error(wrap(payload, 1), {"version 1", "version 2"});
+  expect_load_error(wrap(payload, 3), {"version 3", "version 2"});
 }
 
 TEST_F(ExecutableIoTest, HeaderFieldsAreChecked) {
@@ -657,12 +659,62 @@ TEST_F(ExecutableIoTest, RejectsTensorConstantWithNonZeroReserved) {
   Tensor x = Tensor::empty({2}, DataType::float32());
   static_cast<float*>(x.data())[0] = 1.0f;
   static_cast<float*>(x.data())[1] = 2.0f;
-  t.put<uint8_t>(static_cast<uint8_t>(ValueKind::kTensor));
+  // Padding as the writer puts it: the data (after a 40-byte header) at a multiple of 64.
+  size_t pad_end = kHeaderBytes + kTableBytes + p.functions.size() + 8 + 1 + 1;
+  size_t pad = (64 - (pad_end + 40) % 64) % 64;
+  t.put<uint8_t>(static_cast<uint8_t>(pad));
+  t.put_bytes(std::string(pad, '\0'));
+  size_t header_at = t.str().size();
   write_tensor(x, &t);
-  std::string payload = t.str().substr(1);
-  payload[12] = 1;  // the tensor header's reserved word
+  std::string payload = t.str();
+  p.constants = raw_constant_section(static_cast<uint8_t>(ValueKind::kTensor), payload);
+  EXPECT_NO_THROW(Executable::load_from_bytes(assemble(p)));
+  payload[header_at + 12] = 1;  // the tensor header's reserved word
   p.constants = raw_constant_section(static_cast<uint8_t>(ValueKind::kTensor), payload);
   expect_load_error(assemble(p), {"constant 0: tensor reserved word is 1"});
+  // Padding that leaves the data unaligned, or is not zero, is refused.
+  std::string shifted = payload;
+  shifted[0] = static_cast<char>(pad + 1);
+  shifted.insert(1, 1, '\0');
+  p.constants = raw_constant_section(static_cast<uint8_t>(ValueKind::kTensor), shifted);
+  expect_load_error(assemble(p), {"constant 0: tensor padding of", "unaligned"});
+  if (pad > 0) {
+    std::string dirty = std::string(payload);
+    dirty[1] = 7;
+    p.constants = raw_constant_section(static_cast<uint8_t>(ValueKind::kTensor), dirty);
+    expect_load_error(assemble(p), {"constant 0: tensor padding is not zero"});
+  }
+}
+
+// With a backing owner, tensor constants are used where they lie in the (64-byte aligned) bytes,
+// which the owner keeps alive; without one they are copied. Same values either way.
+TEST_F(ExecutableIoTest, TensorConstantsAreUsedInPlaceWithABacking) {
+  std::string file = full_program(true)->save_to_bytes();
+  // The bytes at a 64-byte aligned address, as in a library's blob.
+  auto* storage = static_cast<char*>(std::aligned_alloc(64, (file.size() + 63) / 64 * 64));
+  std::memcpy(storage, file.data(), file.size());
+  std::shared_ptr<void> backing(storage, [](void* p) { std::free(p); });
+  std::weak_ptr<void> watch = backing;
+  std::string_view bytes(storage, file.size());
+  Executable copied = Executable::load_from_bytes(bytes);
+  Executable in_place = Executable::load_from_bytes(bytes, backing);
+  backing.reset();  // the constants alone keep the bytes now
+  int tensors = 0;
+  for (size_t i = 0; i < in_place->constants.size(); ++i) {
+    expect_same_value(copied->constants[i], in_place->constants[i], i);
+    if (in_place->constants[i].kind() != ValueKind::kTensor) continue;
+    ++tensors;
+    auto* data = static_cast<const char*>(in_place->constants[i].as_tensor().data());
+    auto* copy = static_cast<const char*>(copied->constants[i].as_tensor().data());
+    EXPECT_TRUE(data >= storage && data < storage + file.size()) << "constant " << i << " was copied";
+    EXPECT_FALSE(copy >= storage && copy < storage + file.size()) << "constant " << i << " was not copied";
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(data) % 64, 0u);
+  }
+  EXPECT_GT(tensors, 0);
+  EXPECT_FALSE(watch.expired());
+  EXPECT_EQ(in_place->save_to_bytes(), file);  // re-saving gives the same file
+  in_place = Executable();
+  EXPECT_TRUE(watch.expired());
 }
 
 TEST_F(ExecutableIoTest, RejectsBadInstructionOffsets) {
