@@ -323,7 +323,7 @@ class Lowerer {
 
 bool vm_evaluated_op(const std::string& op) {
   static const std::set<std::string> ops = {"shape_of",    "shape_to_tensor", "reshape",       "squeeze",
-                                            "expand_dims", graph::kCallIf,    graph::kCallLoop};
+                                            "expand_dims", graph::kCallIf,    graph::kCallLoop, "check"};
   return ops.count(op) != 0 || graph::is_data_dependent_op(op);
 }
 

@@ -328,6 +328,13 @@ class FunctionEmitter {
     if (op == "shape_to_tensor") return shape_to_tensor(call);
     if (op == graph::kCallIf) return emit_if(call);
     if (op == graph::kCallLoop) return emit_loop(call);
+    if (op == "check") {  // a run-time assertion (graph/ops/control_flow.cc): x's copy, or the message
+      Arg x = emit_expr(call.args().at(0), -1);
+      Arg ok = emit_expr(call.args().at(1), -1);
+      RegName r = new_reg();
+      b_.emit_call("vm.builtin.check", {x, ok, str(graph::get_string(call.attrs(), "message"))}, r);
+      return Arg::reg(r);
+    }
     if (graph::is_data_dependent_op(op)) return emit_data_dependent(call);
     value_error(name_, ": the call of graph operator '", op, "' was not lowered to a kernel (run lower_graph first)");
   }

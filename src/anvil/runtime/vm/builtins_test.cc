@@ -549,154 +549,22 @@ TEST_F(VMBuiltinsTest, ReadIfCondAcceptsScalarsAndOneElementTensors) {
   expect_error([&] { vm["main"]("yes"); }, ErrorKind::kType, "expected a bool, an int or a tensor but got string");
 }
 
-TEST_F(VMBuiltinsTest, ToDeviceCopiesOntoAnotherDevice) {
-  ExecBuilder b;
-  b.begin_function("main", {"x", "device_index"});
-  b.emit_call("vm.builtin.to_device", {Arg::vm(), Arg::reg(0), Arg::reg(1)}, 2);
-  b.emit_ret(2);
-  b.end_function();
-  VirtualMachine vm = make_vm(b.get(), {}, {Device::cpu(0), Device::cpu(1)});
-  Tensor x = random_float_tensor({5, 3});
-  for (int64_t index : {1, -1, 0}) {
-    Tensor y = vm["main"](x, index).as_tensor();
-    EXPECT_EQ(y.device(), index == 0 ? Device::cpu(0) : Device::cpu(1));
-    EXPECT_NE(y.data(), x.data());
-    EXPECT_EQ(std::memcmp(y.data(), x.data(), x.nbytes()), 0);
-  }
-  expect_error([&] { vm["main"](x, 2); }, ErrorKind::kValue,
-               "vm.builtin.to_device: argument 2 (device_index): expected -1 (the host) or an index below 2");
-}
-
-// Storage, a heap and a tensor per call: the pooled allocator hands back the same blocks.
-Executable allocating_program() {
-  ExecBuilder b;
-  auto str = [&](const char* s) { return Arg::constant(b.add_constant(Value(s))); };
-  b.begin_function("main", {});
-  b.emit_call("vm.builtin.alloc_storage", {Arg::vm(), Arg::imm(10000), Arg::imm(0), str("float32")}, 0);
-  b.emit_call("vm.builtin.alloc_tensor",
-              {Arg::reg(0), Arg::imm(0), Arg::constant(b.add_constant(Value::shape({2500}))), str("float32")}, 1);
-  b.emit_call("vm.builtin.alloc_shape_heap", {Arg::vm(), Arg::imm(4)}, 2);
-  b.emit_call("vm.builtin.alloc_tensor_on",
-              {Arg::vm(), Arg::constant(b.add_constant(Value::shape({100}))), str("float32"), Arg::imm(0)}, 3);
-  b.emit_call("vm.builtin.shape_of", {Arg::reg(1)}, 4);
-  b.emit_ret(4);
-  b.end_function();
-  return b.get();
-}
-
-TEST_F(VMBuiltinsTest, PooledAllocatorFootprintStaysFlat) {
-  VirtualMachine vm = make_vm(allocating_program(), MemoryConfig{AllocatorKind::kPooled, {}});
-  Allocator* pool = get_allocator(Device::cpu(), AllocatorKind::kPooled);
-  EXPECT_EQ(vm["main"]().as_shape(), std::vector<int64_t>{2500});
-  size_t held = pool->bytes_held();
-  size_t in_use = pool->bytes_in_use();
-  for (int i = 0; i < 1000; ++i) vm["main"]();
-  EXPECT_EQ(pool->bytes_held(), held);
-  EXPECT_EQ(pool->bytes_in_use(), in_use);
-}
-
-TEST_F(VMBuiltinsTest, NaiveAllocatorReturnsEveryBlock) {
-  VirtualMachine vm = make_vm(allocating_program(), naive());
-  Allocator* alloc = get_allocator(Device::cpu(), AllocatorKind::kNaive);
-  size_t before = alloc->bytes_in_use();
-  for (int i = 0; i < 10; ++i) EXPECT_EQ(vm["main"]().as_shape(), std::vector<int64_t>{2500});
-  EXPECT_EQ(alloc->bytes_in_use(), before);
-}
-
-TEST_F(VMBuiltinsTest, ClosuresBindTrailingArguments) {
-  ExecBuilder b;
-  int64_t add3 = b.begin_function("add3", {"a", "b", "c"});
-  b.emit_call("vm.builtin.add", {Arg::reg(0), Arg::reg(1)}, 3);
-  b.emit_call("vm.builtin.add", {Arg::reg(3), Arg::reg(2)}, 3);
-  b.emit_ret(3);
-  b.end_function();
-  b.begin_function("main", {"x"});
-  // Over a VM function: add3(x, 10, 100).
-  b.emit_call("vm.builtin.make_closure", {Arg::func(add3), Arg::imm(10), Arg::imm(100)}, 1);
-  b.emit_call("vm.builtin.invoke_closure", {Arg::vm(), Arg::reg(1), Arg::reg(0)}, 2);
-  // Over a packed function: sub(x, 3), the captured 3 comes last.
-  b.emit_call("vm.builtin.make_closure", {Arg::func(b.function_index("vm.builtin.sub")), Arg::imm(3)}, 3);
-  b.emit_call("vm.builtin.invoke_closure", {Arg::vm(), Arg::reg(3), Arg::reg(0)}, 4);
-  // Over a closure: the outer binding comes before the inner one, add3(x, 1000, 100).
-  b.emit_call("vm.builtin.make_closure", {Arg::func(add3), Arg::imm(100)}, 5);
-  b.emit_call("vm.builtin.make_closure", {Arg::reg(5), Arg::imm(1000)}, 6);
-  b.emit_call("vm.builtin.invoke_closure", {Arg::vm(), Arg::reg(6), Arg::reg(0)}, 7);
-  b.emit_call("vm.builtin.make_tuple", {Arg::reg(2), Arg::reg(4), Arg::reg(7), Arg::reg(1)}, 8);
-  b.emit_ret(8);
-  b.end_function();
-  VirtualMachine vm = make_vm(b.get());
-  std::vector<Value> out = vm["main"](5).as_array();
-  EXPECT_EQ(out[0].as_int(), 115);
-  EXPECT_EQ(out[1].as_int(), 2);
-  EXPECT_EQ(out[2].as_int(), 1105);
-  // A closure handed back to the host stays callable.
-  Value args[] = {Value(1)};
-  EXPECT_EQ(vm->invoke_closure(out[3], args).as_int(), 111);
-  expect_error([] { call("vm.builtin.make_closure", {Value(4)}); }, ErrorKind::kType,
-               "vm.builtin.make_closure: argument 0 (func): expected a function or a vm.Closure but got int (4)");
-}
-
-TEST_F(VMBuiltinsTest, IntHelpersExpressLoopsAndRecursion) {
-  ExecBuilder b;
-  // fact(n) = n < 2 ? 1 : n * fact(n - 1)
-  int64_t fact = b.begin_function("fact", {"n"});
-  b.emit_call("vm.builtin.lt", {Arg::reg(0), Arg::imm(2)}, 1);
-  b.emit_if(1, 3);
-  b.emit_call("vm.builtin.copy", {Arg::imm(1)}, 2);
-  b.emit_ret(2);
-  b.emit_call("vm.builtin.sub", {Arg::reg(0), Arg::imm(1)}, 2);
-  b.emit_call(fact, {Arg::reg(2)}, 3);
-  b.emit_call("vm.builtin.mul", {Arg::reg(0), Arg::reg(3)}, 4);
-  b.emit_ret(4);
-  b.end_function();
-  // count(n): i = 0; while (!(i == n)) i += 1; return i
-  b.begin_function("count", {"n"});
-  b.emit_call("vm.builtin.copy", {Arg::imm(0)}, 1);
-  int64_t head = b.emit_call("vm.builtin.eq", {Arg::reg(1), Arg::reg(0)}, 2);
-  int64_t branch = b.emit_if(2, 0);
-  b.emit_ret(1);
-  b.patch_jump(branch, b.next_instr() - branch);
-  b.emit_call("vm.builtin.add", {Arg::reg(1), Arg::imm(1)}, 1);
-  int64_t back = b.emit_goto(0);
-  b.patch_jump(back, head - back);
-  b.end_function();
-  VirtualMachine vm = make_vm(b.get());
-  EXPECT_EQ(vm["fact"](10).as_int(), 3628800);
-  EXPECT_EQ(vm["fact"](1).as_int(), 1);
-  EXPECT_EQ(vm["count"](50).as_int(), 50);
-  expect_error([] { call("vm.builtin.mul", {Value(int64_t{1} << 62), Value(4)}); }, ErrorKind::kValue,
-               "vm.builtin.mul: 4611686018427387904 and 4 overflow int64");
-}
-
-TEST_F(VMBuiltinsTest, ReadIfCondAcceptsScalarsAndOneElementTensors) {
-  ExecBuilder b;
-  b.begin_function("main", {"c"});
-  b.emit_call("vm.builtin.read_if_cond", {Arg::reg(0)}, 1);
-  b.emit_if(1, 3);
-  b.emit_call("vm.builtin.copy", {Arg::imm(1)}, 2);
-  b.emit_ret(2);
-  b.emit_call("vm.builtin.copy", {Arg::imm(0)}, 2);
-  b.emit_ret(2);
-  b.end_function();
-  VirtualMachine vm = make_vm(b.get());
-  auto scalar = [](DataType dtype, std::vector<int64_t> shape, int64_t value) {
+TEST_F(VMBuiltinsTest, CheckCopiesXOrRaisesItsMessageWithXsValues) {
+  auto tensor = [](DataType dtype, std::vector<int64_t> shape, const void* data) {
     Tensor t = Tensor::empty(shape, dtype);
-    std::memset(t.data(), 0, t.nbytes());
-    std::memcpy(t.data(), &value, t.nbytes());  // little-endian: the low bytes
+    std::memcpy(t.data(), data, t.nbytes());
     return t;
   };
-  EXPECT_EQ(vm["main"](true).as_int(), 1);
-  EXPECT_EQ(vm["main"](0).as_int(), 0);
-  EXPECT_EQ(vm["main"](scalar(DataType::int32(), {}, 7)).as_int(), 1);
-  EXPECT_EQ(vm["main"](scalar(DataType::int32(), {}, 0)).as_int(), 0);
-  EXPECT_EQ(vm["main"](scalar(DataType::boolean(), {1}, 1)).as_int(), 1);
-  EXPECT_EQ(vm["main"](scalar(DataType::int64(), {1, 1}, int64_t{1} << 40)).as_int(), 1);
-  EXPECT_EQ(vm["main"](scalar(DataType::uint8(), {1}, 0)).as_int(), 0);
-  expect_error([&] { vm["main"](random_float_tensor({1})); }, ErrorKind::kType,
-               "vm.builtin.read_if_cond: argument 0 (condition): expected an integer or bool tensor");
-  expect_error([&] { vm["main"](Tensor::empty({2}, DataType::int32())); }, ErrorKind::kValue,
-               "expected a tensor of one element but got Tensor(shape=[2]");
-  expect_error([&] { vm["main"]("yes"); }, ErrorKind::kType, "expected a bool, an int or a tensor but got string");
+  const int64_t axes[2] = {1, -3};
+  const uint8_t all[3] = {1, 1, 1}, one_false[3] = {1, 0, 1};
+  Tensor x = tensor(DataType::int64(), {2}, axes);
+  Tensor out = call("vm.builtin.check", {x, tensor(DataType::boolean(), {3}, all), Value("bad axes")}).as_tensor();
+  EXPECT_NE(out.data(), x.data());  // a value of its own
+  EXPECT_EQ(std::memcmp(out.data(), axes, sizeof axes), 0);
+  expect_error([&] { call("vm.builtin.check", {x, tensor(DataType::boolean(), {3}, one_false), Value("bad axes")}); },
+               ErrorKind::kValue, "bad axes; got [1, -3]");
+  expect_error([&] { call("vm.builtin.check", {x, x, Value("m")}); }, ErrorKind::kType,
+               "vm.builtin.check: argument 1 (ok): expected a bool tensor");
 }
 
 // Python's floor division and modulo, as the reference for shape_compute.
