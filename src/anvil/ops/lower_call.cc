@@ -31,6 +31,8 @@ void collect_type(const graph::Type& t, VarCollector& c) {
     for (const graph::Type& f : t.fields()) collect_type(f, c);
   } else if (t.has_rank()) {
     for (const ir::PrimExpr& d : t.shape()) c.visit_expr(d);
+  } else if (const std::vector<ir::PrimExpr>* v = t.shape_values()) {
+    for (const ir::PrimExpr& d : *v) c.visit_expr(d);  // a run-time value the compute reads (Trilu's k)
   }
 }
 
