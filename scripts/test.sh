@@ -24,7 +24,10 @@ ctest --test-dir build --output-on-failure -j2 || failed+=("ctest")
 step "Python tests (pytest)"
 # shellcheck source=/dev/null
 source scripts/env.sh
-python3 -m pytest tests/python -q -p no:cacheprovider || failed+=("pytest")
+# -rfE lists failures by name; the names are repeated at the very end (CI keeps only the tail).
+mkdir -p build
+python3 -m pytest tests/python -q -p no:cacheprovider -rfE 2>&1 | tee build/pytest.log
+[ "${PIPESTATUS[0]}" = 0 ] || failed+=("pytest")
 
 step "ONNX conformance (onnx 1.22.0 backend node tests and the nine light models; docs/conformance.md)"
 # About 1.5-3 minutes on 2 cores. The gate is issue 11's target, 98 % of the planned tests (99.3 %
@@ -72,6 +75,7 @@ fi
 echo
 echo "total ${SECONDS} s"
 if ((${#failed[@]})); then
+  [[ " ${failed[*]} " == *" pytest "* ]] && grep -E '^(FAILED|ERROR) ' build/pytest.log | head -20
   echo "FAILED: ${failed[*]}"
   exit 1
 fi
