@@ -271,7 +271,8 @@ TEST_F(ReduceKernels, CumsumForwardReverseExclusive) {
 // row: integer-valued data (many ties), k = 1, small k, k past the old limit of 32, k = n;
 // rows shorter than a prefilter block, long ones (1000, 4096: the vector block maxima), one
 // sorted the wrong way (every element enters the heap); the innermost axis, a middle one
-// ([4, 300, 3] axis 1, strided rows) and the first; float32 (largest and smallest), float16,
+// ([4, 300, 3], [2, 50, 19] axis 1: inner positions carried a vector at a time, k <= 64, plus
+// the rest row by row) and the first; float32 (largest and smallest), float16,
 // int32, int64 (one each); a symbolic axis length. Values and indices must match exactly.
 TEST_F(ReduceKernels, TopkSortedWithLowerIndexFirstOnTies) {
   ir::Var n = ir::size_var("n");
@@ -284,7 +285,8 @@ TEST_F(ReduceKernels, TopkSortedWithLowerIndexFirstOnTies) {
   };
   const std::vector<Case> cases = {
       {{3, 37}, 1, {1, 5, 35, 37}, true}, {{3, 37}, 0, {1, 2, 3}},          {{2, 1000}, 1, {1, 10, 100, 1000}},
-      {{4, 300, 3}, 1, {1, 7, 300}},      {{1, 4096}, 1, {100}, false, true}, {{5, 64}, 1, {33}}};
+      {{4, 300, 3}, 1, {1, 7, 300}},      {{1, 4096}, 1, {100}, false, true}, {{5, 64}, 1, {33}},
+      {{2, 50, 19}, 1, {1, 6, 50}},       {{40, 21}, 0, {3, 40}}};
   for (const Case& c : cases) {
     const std::vector<int64_t>& shape = c.shape;
     const int nd = static_cast<int>(shape.size()), axis = c.axis;

@@ -19,7 +19,10 @@ namespace anvil::ops {
 // replacements (few on typical data), O(n log k) at worst; any k <= n, constant or symbolic.
 // On a contiguous row (the innermost axis) blocks of the target's vector width x 8 elements are
 // first reduced to their best element with vector max/min, and a block is searched element by
-// element only when that beats the root.
+// element only when that beats the root. Along a non-last axis with a constant inner extent and
+// k <= 64, a vector of consecutive inner positions is carried together (one heap each): per
+// axis index one contiguous vector load is compared with the roots, and only the positions
+// whose element beats their root sift; the remaining inner positions go row by row (strided).
 tir::Stmt topk_kernel(const graph::CallNode& call, const std::vector<ir::Buffer>& inputs,
                       const std::vector<ir::Buffer>& outputs, const Target& target);
 
