@@ -51,6 +51,9 @@ class ExecutableNode final : public ModuleNode {
   std::vector<FuncInfo> func_table;
   std::map<std::string, int64_t> func_map;
   std::vector<Value> constants;  // Tensor, Shape, String, Int, Float, Bool, DataType, Device
+  // The owner of the read-only memory that tensor constants used in place point into (their
+  // Tensor::owner(), shared by views of them); null when every constant was copied.
+  std::shared_ptr<void> in_place_backing;
   std::vector<int64_t> instr_offset;
   std::vector<Word> instr_data;
 };

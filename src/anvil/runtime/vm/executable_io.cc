@@ -408,6 +408,9 @@ Executable Executable::load_from_bytes(std::string_view bytes, const std::shared
   {
     ByteReader in = reader(kConstantsSection);
     node->constants = read_constants(in, backing);
+    for (const Value& c : node->constants)
+      if (c.kind() == ValueKind::kTensor && backing && c.as_tensor().owner().get() == backing.get())
+        node->in_place_backing = backing;
   }
   {
     ByteReader in = reader(kCodeSection);

@@ -717,6 +717,46 @@ TEST_F(ExecutableIoTest, TensorConstantsAreUsedInPlaceWithABacking) {
   EXPECT_TRUE(watch.expired());
 }
 
+// A constant used in place lies in read-only memory (a library's .rodata): what the VM returns
+// to its caller is a copy, so the caller may write into it; inside the VM it is not copied.
+TEST_F(ExecutableIoTest, ConstantsUsedInPlaceAreCopiedOnTheWayOut) {
+  ExecBuilder b;
+  b.begin_function("one", {});
+  Tensor w = testing::random_float_tensor({4, 16});
+  Arg c = Arg::constant(b.add_constant(Value(w)));
+  b.emit_call("vm.builtin.copy", {c}, 0);
+  b.emit_ret(0);
+  b.end_function();
+  b.begin_function("pair", {});
+  b.emit_call("vm.builtin.make_tuple", {c, c}, 0);
+  b.emit_ret(0);
+  b.end_function();
+  std::string file = b.get()->save_to_bytes();
+  auto* storage = static_cast<char*>(std::aligned_alloc(64, (file.size() + 63) / 64 * 64));
+  std::memcpy(storage, file.data(), file.size());
+  std::shared_ptr<void> backing(storage, [](void* p) { std::free(p); });
+  Executable exe = Executable::load_from_bytes(std::string_view(storage, file.size()), backing);
+  ASSERT_EQ(exe->in_place_backing.get(), storage);
+  auto inside = [&](const Tensor& t) {
+    auto* p = static_cast<const char*>(t.data());
+    return p >= storage && p < storage + file.size();
+  };
+  ASSERT_TRUE(inside(exe->constants[0].as_tensor()));
+  VirtualMachine vm = VirtualMachine::create(exe.as_module());
+  Value one = vm->invoke("one", {});
+  EXPECT_FALSE(inside(one.as_tensor()));
+  expect_same_value(Value(w), one, 0);
+  Value pair = vm->invoke("pair", {});
+  ASSERT_EQ(pair.as_array().size(), 2u);
+  for (const Value& item : pair.as_array()) {
+    EXPECT_FALSE(inside(item.as_tensor()));
+    expect_same_value(Value(w), item, 0);
+  }
+  // Loaded without a backing, nothing is in place and results are returned as they are.
+  Executable copied = Executable::load_from_bytes(file);
+  EXPECT_EQ(copied->in_place_backing, nullptr);
+}
+
 TEST_F(ExecutableIoTest, RejectsBadInstructionOffsets) {
   Parts p = handmade();
   auto code = [](std::vector<int64_t> offsets, size_t words) {

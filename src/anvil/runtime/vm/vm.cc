@@ -263,13 +263,26 @@ Value VirtualMachineNode::call_value(const Value& callee, Args args) {
 Value VirtualMachineNode::invoke_function(int64_t func_index, Args args) {
   if (func_index < 0 || func_index >= static_cast<int64_t>(func_pool_.size()))
     index_error("VirtualMachine: function index ", func_index, " out of range");
-  return call_value(func_pool_[static_cast<size_t>(func_index)], args);
+  return to_caller(call_value(func_pool_[static_cast<size_t>(func_index)], args));
 }
 
-Value VirtualMachineNode::invoke_closure(const Value& closure, Args args) { return call_value(closure, args); }
+Value VirtualMachineNode::invoke_closure(const Value& closure, Args args) { return to_caller(call_value(closure, args)); }
+
+Value VirtualMachineNode::to_caller(Value v) const {
+  const void* backing = exec_->in_place_backing.get();
+  if (backing == nullptr) return v;
+  if (v.kind() == ValueKind::kTensor && v.as_tensor().owner().get() == backing)
+    return Value(v.as_tensor().copy_to(v.as_tensor().device()));
+  if (v.kind() == ValueKind::kArray) {
+    std::vector<Value> items;
+    for (const Value& item : v.as_array()) items.push_back(to_caller(item));
+    return Value(std::move(items));
+  }
+  return v;
+}
 
 Value VirtualMachineNode::invoke(const std::string& name, Args args) {
-  if (auto it = saved_.find(name); it != saved_.end()) return call_value(it->second, args);
+  if (auto it = saved_.find(name); it != saved_.end()) return to_caller(call_value(it->second, args));
   int64_t index = exec_->find_function(name);
   if (index < 0) value_error("VirtualMachine: no function named '", name, "'");
   return invoke_function(index, args);

@@ -84,6 +84,9 @@ class VirtualMachineNode final : public ModuleNode {
   Value run(int64_t func_index, Args args);
   void run_loop(Frame& frame);
   Value call_value(const Value& callee, Args args);
+  // A result as handed to the caller: constants used in place (read-only library pages) and
+  // views of them are copied, so that callers may write into whatever they get back.
+  Value to_caller(Value v) const;
   [[noreturn]] void arity_error(const FuncInfo& info, size_t got) const;
   Frame* push_frame(const FuncInfo& info);
   void pop_frame();
