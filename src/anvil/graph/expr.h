@@ -122,9 +122,11 @@ inline constexpr const char* kDynamicSlice = "dynamic_slice";
 inline constexpr const char* kUnique = "unique";
 inline constexpr const char* kTensorToShape = "tensor_to_shape";
 inline constexpr const char* kReshapeTarget = "reshape_target";
+inline constexpr const char* kRangeLength = "range_length";
 // The operators above whose result's shape (or a Shape result's values) the VM computes.
 inline bool is_data_dependent_op(const std::string& op) {
-  return op == kNonZero || op == kDynamicSlice || op == kUnique || op == kTensorToShape || op == kReshapeTarget;
+  return op == kNonZero || op == kDynamicSlice || op == kUnique || op == kTensorToShape || op == kReshapeTarget ||
+         op == kRangeLength;
 }
 // Calls whose type is given when they are built, not inferred from their arguments.
 inline bool call_keeps_type(const std::string& op) {

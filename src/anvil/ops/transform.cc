@@ -3,6 +3,7 @@
 // CPU schedule. Output shapes come from the call's inferred type (the graph's own dim Vars).
 #include <algorithm>
 
+#include "anvil/arith/simplify.h"
 #include "anvil/base/error.h"
 #include "anvil/graph/ops/op_util.h"
 #include "anvil/graph/ops/transform.h"
@@ -136,15 +137,20 @@ std::vector<Tensor> concat(const CallNode& call, const std::vector<Tensor>& in) 
 std::vector<Tensor> split(const CallNode& call, const std::vector<Tensor>& in) {
   const Tensor& x = in[0];
   int axis = graph::ops::normalize_axis(get_int(call.attrs(), "axis"), x.ndim());
-  std::vector<int64_t> points = get_ints(call.attrs(), "indices");
+  // Piece f starts at the split point before it, or at the sum of the run-time sizes before it.
+  const bool run_time = call.args().size() == 2;
+  std::vector<int64_t> points = run_time ? std::vector<int64_t>{} : get_ints(call.attrs(), "indices");
   std::vector<Tensor> outs;
+  PrimExpr start = ir::int_imm(0);
   for (size_t f = 0; f < call.type().fields().size(); ++f) {
-    int64_t start = f == 0 ? 0 : points[f - 1];
-    outs.push_back(te::compute(call.type().field(static_cast<int>(f)).shape(), [&](const std::vector<Var>& i) {
+    const std::vector<PrimExpr>& piece = call.type().field(static_cast<int>(f)).shape();
+    if (!run_time && f > 0) start = ir::int_imm(static_cast<int>(points[f - 1]));
+    outs.push_back(te::compute(piece, [&](const std::vector<Var>& i) {
       std::vector<PrimExpr> idx = exprs(i);
-      idx[axis] = i[axis] + static_cast<int>(start);
+      idx[axis] = i[axis] + start;
       return x(idx);
     }, "split" + std::to_string(f)));
+    if (run_time) start = arith::simplify(start + piece[axis]);
   }
   return outs;
 }
@@ -185,20 +191,27 @@ std::vector<Tensor> tile(const CallNode& call, const std::vector<Tensor>& in) {
 
 std::vector<Tensor> pad(const CallNode& call, const std::vector<Tensor>& in) {
   const Tensor& x = in[0];
-  std::vector<int64_t> pads = get_ints(call.attrs(), "pads");
   std::string mode = get_string(call.attrs(), "mode", "constant");
   int n = x.ndim();
+  // The amounts: the attribute, or run-time Vars (a last Shape argument) the index math reads.
+  const bool run_time = call.args().back().type().is_shape();
+  std::vector<PrimExpr> pads;
+  if (run_time) pads = *call.args().back().type().shape_values();
+  else
+    for (int64_t p : get_ints(call.attrs(), "pads")) pads.push_back(ir::int_imm(static_cast<int>(p)));
+  const bool has_fill = in.size() > 1 && in[1].defined();
   return one(te::compute(out_shape(call), [&](const std::vector<Var>& i) {
-    PrimExpr fill = in.size() > 1 ? in[1](std::vector<PrimExpr>(in[1].ndim(), ir::int_imm(0)))  // a run-time fill
-                                  : ir::make_const(x.dtype(), get_float(call.attrs(), "pad_value", 0.0));
+    PrimExpr fill = has_fill ? in[1](std::vector<PrimExpr>(in[1].ndim(), ir::int_imm(0)))  // a run-time fill
+                             : ir::make_const(x.dtype(), get_float(call.attrs(), "pad_value", 0.0));
     std::vector<PrimExpr> idx;
     PrimExpr inside;
     for (int k = 0; k < n; ++k) {
       const PrimExpr& d = x.shape()[k];
-      PrimExpr j = i[k] - static_cast<int>(pads[k]);
+      PrimExpr j = i[k] - pads[k];
       if (mode == "reflect") j = select(j < 0, -j, select(j >= d, (d - 1) * 2 - j, j));
       if (mode == "wrap") j = floormod(j, d);
-      if (mode == "constant" && (pads[k] > 0 || pads[k + n] > 0)) {
+      std::optional<int64_t> before = ir::as_const_int(pads[k]), after = ir::as_const_int(pads[k + n]);
+      if (mode == "constant" && !(before && after && *before <= 0 && *after <= 0)) {
         PrimExpr in_k = (j >= 0) && (j < d);
         inside = inside.defined() ? (inside && in_k) : in_k;
       }
@@ -219,11 +232,13 @@ std::vector<Tensor> full(const CallNode& call, const std::vector<Tensor>&) {
   return one(te::compute(out_shape(call), [&](const std::vector<Var>&) { return v; }, "full"));
 }
 
-std::vector<Tensor> arange(const CallNode& call, const std::vector<Tensor>&) {
+std::vector<Tensor> arange(const CallNode& call, const std::vector<Tensor>& in) {
   DataType dt = out_dtype(call);
-  double start = get_float(call.attrs(), "start"), delta = get_float(call.attrs(), "delta");
+  const bool run_time = call.args().size() == 3;  // start and delta read from 0-d tensors
   return one(te::compute(out_shape(call), [&](const std::vector<Var>& i) {
-    return ir::make_const(dt, start) + cast(dt, i[0]) * ir::make_const(dt, delta);
+    PrimExpr start = run_time ? in[1](std::vector<PrimExpr>{}) : ir::make_const(dt, get_float(call.attrs(), "start"));
+    PrimExpr delta = run_time ? in[2](std::vector<PrimExpr>{}) : ir::make_const(dt, get_float(call.attrs(), "delta"));
+    return start + cast(dt, i[0]) * delta;
   }, "arange"));
 }
 

@@ -1,7 +1,8 @@
 // Converters whose target shape is an input: Reshape (0 = copy the dim unless allowzero, -1 =
 // the elements left, both resolved here, symbolically when dims are), Flatten, Expand,
-// ConstantOfShape, and Range with constant inputs. A Reshape/Expand/ConstantOfShape shape known
-// only at run time becomes a shape value of fresh Vars the VM binds (convert_data_dependent.h).
+// ConstantOfShape, and Range (constant inputs, a limit that is a dim, or any at run time). A
+// Reshape/Expand/ConstantOfShape shape or Range input known only at run time becomes a shape
+// value of fresh Vars the VM binds (convert_data_dependent.h).
 #include <cmath>
 
 #include "anvil/arith/simplify.h"
@@ -123,19 +124,19 @@ std::vector<Expr> convert_constant_of_shape(ImportContext& ctx) {
 // and constant start/delta (position ids: Range(0, seq_len, 1)).
 std::vector<Expr> convert_range(ImportContext& ctx) {
   std::optional<Tensor> s = ctx.constant_input(0), l = ctx.constant_input(1), d = ctx.constant_input(2);
-  if (s && d && !l) {
-    std::optional<Values> limit = ctx.known_values(1);
-    if (!limit || limit->size() != 1) ctx.unsupported("Range with a limit not known at import");
+  std::optional<Values> known_limit = ctx.known_values(1);
+  if (s && d && !l && known_limit && known_limit->size() == 1 && tensor_element(*s, 0) == std::floor(tensor_element(*s, 0)) &&
+      tensor_element(*d, 0) == std::floor(tensor_element(*d, 0))) {
+    // An integer start and delta, the limit a dim: the length symbolic in it.
     double start = tensor_element(*s, 0), delta = tensor_element(*d, 0);
     if (delta == 0) ctx.bad_model("delta is 0");
-    if (start != std::floor(start) || delta != std::floor(delta)) ctx.unsupported("Range of floats with a symbolic limit");
     int b = static_cast<int>(start), st = static_cast<int>(delta);
-    PrimExpr lim = (*limit)[0];
+    PrimExpr lim = (*known_limit)[0];
     PrimExpr len = st > 0 ? floordiv(lim - b + (st - 1), st) : floordiv(b - lim + (-st - 1), -st);
     return {ctx.emit("arange", {graph::ShapeExpr::make({arith::simplify(len)})},
                      {{"start", start}, {"delta", delta}, {"dtype", s->dtype()}})};
   }
-  if (!s || !l || !d) ctx.unsupported("Range with start or delta not known at import");
+  if (!s || !l || !d) return {range_at_run_time(ctx)};  // the length computed by the VM
   double start = tensor_element(*s, 0), limit = tensor_element(*l, 0), delta = tensor_element(*d, 0);
   if (delta == 0) ctx.bad_model("delta is 0");
   DataType dt = s->dtype();

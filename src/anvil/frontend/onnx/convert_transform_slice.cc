@@ -1,8 +1,9 @@
 // Converters of ops that take parts of a tensor or rearrange it: Slice (attributes before
 // opset 10, inputs after; negative steps), Split (split attribute before 13, input after,
 // num_outputs in 18; equal parts without either), Transpose, Tile, Pad (attributes before 11,
-// inputs after, axes in 18; constant mode also by amounts known only as dims). Slice and Split
-// of known 1-d values stay known.
+// inputs after, axes in 18; constant mode also by amounts known only as dims; amounts or axes
+// known only at run time, and Split's sizes, become Vars: convert_data_dependent.h). Slice and
+// Split of known 1-d values stay known.
 #include "anvil/frontend/onnx/convert_data_dependent.h"
 #include "anvil/frontend/onnx/convert_transform_util.h"
 #include "anvil/graph/ops/transform.h"
@@ -65,7 +66,11 @@ std::vector<Expr> convert_split(ImportContext& ctx) {
   int64_t axis = ctx.attr_int("axis", 0);
   std::vector<int64_t> sizes;
   if (ctx.opset() < 13 && ctx.has_attr("split")) sizes = ctx.attr_ints("split");
-  else if (ctx.opset() >= 13 && ctx.has_input(1)) sizes = ctx.const_ints(1, "split");
+  else if (ctx.opset() >= 13 && ctx.has_input(1)) {
+    // Sizes known only at run time: pieces sized by their Vars (unless x's values are known).
+    if (!ctx.known_values(1) && !known_1d(ctx, 0)) return split_at_run_time(ctx, ctx.input(0), axis);
+    sizes = ctx.const_ints(1, "split");
+  }
   auto known = known_1d(ctx, 0);
   Expr x = known && (axis == 0 || axis == -1) ? Expr() : ctx.input(0);
   PrimExpr dim = x.defined() ? x.type().dim(static_cast<int>(axis)) : ir::int_imm(static_cast<int64_t>(known->size()));
@@ -166,8 +171,11 @@ std::vector<Expr> convert_pad(ImportContext& ctx) {
     pads = ctx.attr_ints(ctx.has_attr("pads") ? "pads" : "paddings");
     value = ctx.attr_float("value", 0.0);
   } else {
-    if (std::optional<Expr> y = pad_symbolic(ctx, x, mode)) return {*y};
-    pads = ctx.const_ints(1, "pads");
+    // Amounts or axes known only at run time: a shape value of Vars the kernel's index math reads.
+    const bool run_time = !ctx.known_values(1) || (ctx.has_input(3) && !ctx.constant_input(3));
+    if (!run_time)
+      if (std::optional<Expr> y = pad_symbolic(ctx, x, mode)) return {*y};
+    if (!run_time) pads = ctx.const_ints(1, "pads");
     if (ctx.has_input(2)) {
       // A constant value becomes the attribute; any other is the kernel's run-time argument.
       if (std::optional<Tensor> v = ctx.constant_input(2)) {
@@ -175,6 +183,12 @@ std::vector<Expr> convert_pad(ImportContext& ctx) {
       } else {
         fill = ctx.input(2);
       }
+    }
+    if (run_time) {
+      std::vector<Expr> args{x};
+      if (fill.defined() && mode == "constant") args.push_back(fill);
+      args.push_back(pad_amounts_at_run_time(ctx, x, mode));
+      return {ctx.emit("pad", args, {{"mode", mode}, {"pad_value", value}})};
     }
     if (ctx.has_input(3)) {
       std::vector<int64_t> axes = ctx.const_ints(3, "axes");

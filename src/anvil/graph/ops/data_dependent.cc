@@ -14,6 +14,8 @@
 //       use run-time integers (an Expand's shape, TopK's k, Trilu's k) as symbolic values.
 //   reshape_target(x, t; allowzero) -> Shape[(v0, ..., vk-1)]: ONNX Reshape's target shape t
 //       resolved against x's shape (0 copies x's dim unless allowzero, -1 is inferred).
+//   range_length(start, limit, delta) -> Shape[(n)]  (0-d float64 tensors): ONNX Range's element
+//       count max(ceil((limit - start) / delta), 0), n a fresh Var (a delta of 0 is a ValueError).
 //
 // Like if/loop their fresh dims cannot come from inference: the importer builds the Call with
 // its type, the verifier checks its structure (check_data_dependent_type). kOpaque: lower_graph
@@ -53,10 +55,25 @@ std::string check_shape_from_values(const CallNode& c) {
   return "";
 }
 
+// range_length(start, limit, delta): three 0-d float64 tensors, the result a Shape of one Var.
+std::string check_range_length(const CallNode& c) {
+  if (c.args().size() != 3) return "range_length takes start, limit and delta";
+  for (const Expr& a : c.args()) {
+    const Type& t = a.type();
+    if (!t.is_tensor() || !t.has_rank() || t.ndim() != 0 || t.dtype() != DataType::float64())
+      return str_cat("range_length: start, limit and delta must be 0-d float64 tensors, not ", to_string(t));
+  }
+  const std::vector<PrimExpr>* values = c.type().shape_values();
+  if (values == nullptr || values->size() != 1 || (*values)[0].as<ir::VarNode>() == nullptr)
+    return "range_length must be typed a Shape of one Var";
+  return "";
+}
+
 }  // namespace
 
 std::string check_data_dependent_type(const CallNode& c) {
   if (c.op() == kTensorToShape || c.op() == kReshapeTarget) return check_shape_from_values(c);
+  if (c.op() == kRangeLength) return check_range_length(c);
   const Type& t = c.type();
   if (c.args().empty() || !c.args()[0].type().is_tensor() || !c.args()[0].type().has_rank())
     return str_cat(c.op(), ": the first argument must be a tensor of known rank");
@@ -105,6 +122,8 @@ void register_data_dependent_ops() {
                "tensor_to_shape(t): a 1-d integer tensor's run-time values as a shape value (fresh Vars)"});
   register_op({kReshapeTarget, 2, 2, OpPattern::kOpaque, data_dependent_type,
                "reshape_target(x, t; allowzero): ONNX Reshape's target t resolved against x's shape (fresh Vars)"});
+  register_op({kRangeLength, 3, 3, OpPattern::kOpaque, data_dependent_type,
+               "range_length(start, limit, delta): ONNX Range's element count at run time (a fresh Var)"});
   register_op({kDynamicSlice, 4, 5, OpPattern::kOpaque, data_dependent_type,
                "dynamic_slice(x, starts, ends, steps[, axes]; axes): a slice by values known at run time (fresh dims)"});
 }

@@ -5,12 +5,15 @@
 //   expand_dims(data; axes: positions in the output)   squeeze(data; axes (empty: every 1))
 //   broadcast_to(data, shape: ShapeExpr)       (numpy bidirectional broadcast, as ONNX Expand)
 //   concat(tensors...; axis)                   split(data; axis, indices: split points) -> tuple
+//                                              (split(data, sizes: Shape; axis): run-time sizes, Vars)
 //   strided_slice(data[, ends: ShapeExpr]; begin, end, strides, axes, end_from_shape)  (ONNX Slice
 //                                              semantics; symbolic ends from the ShapeExpr, see transform.h)
 //   take(data, indices; axis)                  (Gather: negative indices wrap)
 //   tile(data; reps)   pad(data[, value]; pads (begins then ends), mode constant|reflect|edge|wrap, pad_value;
-//                          a value argument, one element, is the fill at run time)   copy(data)
+//                          a value argument, one element, is the fill at run time; a last Shape
+//                          argument of 2 * rank values, the amounts at run time)   copy(data)
 //   full(shape: ShapeExpr; value, dtype)       arange(; start, limit, delta, dtype)
+//   arange(length: Shape, start, delta: 0-d tensors; dtype)  (ONNX Range of run-time values)
 //   gather_elements(data, indices; axis)  trilu(data; k, upper)  one_hot(indices, values; depth, axis)
 //   depth_to_space(data; blocksize, mode)  space_to_depth(data; blocksize)
 #include "anvil/graph/ops/transform.h"
@@ -128,6 +131,16 @@ Type concat_type(const CallNode& call) {
 Type split_type(const CallNode& call) {
   const Type& t = tensor_arg(call, 0);
   int axis = normalize_axis(get_int(call.attrs(), "axis"), t.ndim());
+  if (call.args().size() == 2) {  // sizes known at run time: a Shape of Vars, one piece each
+    std::vector<Type> fields;
+    for (const PrimExpr& size : shape_arg(call, 1)) {
+      std::vector<PrimExpr> s = t.shape();
+      s[axis] = size;
+      fields.push_back(Type::tensor(s, t.dtype()));
+    }
+    if (fields.empty()) value_error("sizes is an empty shape value, expected at least one size");
+    return Type::tuple(fields);
+  }
   std::vector<int64_t> points = get_ints(call.attrs(), "indices");
   const PrimExpr& dim = t.shape()[axis];
   std::optional<int64_t> cdim = as_const_int(dim);
@@ -189,21 +202,29 @@ Type tile_type(const CallNode& call) {
 
 Type pad_type(const CallNode& call) {
   const Type& t = tensor_arg(call, 0);
-  std::vector<int64_t> pads = get_ints(call.attrs(), "pads");
   int n = t.ndim();
-  if (static_cast<int>(pads.size()) != 2 * n) value_error("pads has ", pads.size(), " entries, expected 2 * rank = ", 2 * n);
   std::string mode = get_string(call.attrs(), "mode", "constant");
   if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
     value_error("mode '", mode, "', expected constant, reflect, edge or wrap");
   std::vector<PrimExpr> out;
-  for (int i = 0; i < n; ++i) {
-    PrimExpr d = arith::simplify(t.shape()[i] + static_cast<int>(pads[i] + pads[i + n]));
-    std::optional<int64_t> c = as_const_int(d);
-    if (c && *c < 0) value_error("pads remove more than axis ", i, " holds (", ir::to_string(t.shape()[i]), ")");
-    if (mode != "constant" && (pads[i] < 0 || pads[i + n] < 0)) value_error("negative pads need mode 'constant'");
-    out.push_back(d);
+  size_t num_tensors = call.args().size();
+  if (call.args().back().type().is_shape()) {  // amounts known at run time: a Shape of 2 * rank Vars
+    const std::vector<PrimExpr>& pads = shape_arg(call, call.args().size() - 1);
+    if (static_cast<int>(pads.size()) != 2 * n) value_error("pads has ", pads.size(), " values, expected 2 * rank = ", 2 * n);
+    for (int i = 0; i < n; ++i) out.push_back(arith::simplify(t.shape()[i] + pads[i] + pads[i + n]));
+    --num_tensors;
+  } else {
+    std::vector<int64_t> pads = get_ints(call.attrs(), "pads");
+    if (static_cast<int>(pads.size()) != 2 * n) value_error("pads has ", pads.size(), " entries, expected 2 * rank = ", 2 * n);
+    for (int i = 0; i < n; ++i) {
+      PrimExpr d = arith::simplify(t.shape()[i] + static_cast<int>(pads[i] + pads[i + n]));
+      std::optional<int64_t> c = as_const_int(d);
+      if (c && *c < 0) value_error("pads remove more than axis ", i, " holds (", ir::to_string(t.shape()[i]), ")");
+      if (mode != "constant" && (pads[i] < 0 || pads[i + n] < 0)) value_error("negative pads need mode 'constant'");
+      out.push_back(d);
+    }
   }
-  if (call.args().size() > 1) {
+  if (num_tensors > 1) {
     // The fill as a run-time value (ONNX Pad's constant_value input): one element of data's dtype.
     if (mode != "constant") value_error("a pad value argument needs mode 'constant', got '", mode, "'");
     const Type& v = tensor_arg(call, 1);
@@ -224,9 +245,18 @@ Type full_type(const CallNode& call) {
 // arange(; start, limit, delta, dtype), or arange(length: ShapeExpr[1]; start, delta, dtype) when
 // the length is symbolic (ONNX Range(0, n, 1) with n a dim).
 Type arange_type(const CallNode& call) {
+  DataType dt = get_dtype(call.attrs(), "dtype");
+  if (call.args().size() == 3) {  // start and delta known at run time, the length a run-time Var
+    const std::vector<PrimExpr>& len = shape_arg(call, 0);
+    if (len.size() != 1) value_error("length has ", len.size(), " values, expected 1");
+    for (size_t i = 1; i < 3; ++i) {
+      const Type& v = tensor_arg(call, i);
+      if (v.ndim() != 0 || v.dtype() != dt) value_error("argument ", i, " must be a 0-d ", dt, " tensor, not ", to_string(v));
+    }
+    return Type::tensor(len, dt);
+  }
   double start = get_float(call.attrs(), "start"), delta = get_float(call.attrs(), "delta");
   if (delta == 0) value_error("delta is 0");
-  DataType dt = get_dtype(call.attrs(), "dtype");
   if (!call.args().empty()) {
     const std::vector<PrimExpr>& len = shape_arg(call, 0);
     if (len.size() != 1) value_error("length has ", len.size(), " values, expected 1");
@@ -309,15 +339,18 @@ void register_transform_ops() {
   reg("squeeze", 1, 1, kInj, squeeze_type, "squeeze(data; axes): unit axes removed (empty: every constant 1)");
   reg("broadcast_to", 2, 2, OpPattern::kBroadcast, broadcast_to_type, "broadcast_to(data, shape): numpy broadcast");
   reg("concat", 1, -1, kInj, concat_type, "concat(tensors...; axis)");
-  reg("split", 1, 1, kInj, split_type, "split(data; axis, indices): pieces between split points, a tuple");
+  reg("split", 1, 2, kInj, split_type,
+      "split(data[, sizes: Shape]; axis, indices): pieces between split points (or of run-time sizes), a tuple");
   reg("strided_slice", 1, 2, kInj, strided_slice_type,
       "strided_slice(data[, ends]; begin, end, strides, axes, end_from_shape): ONNX Slice");
   reg("take", 2, 2, kInj, take_type, "take(data, indices; axis): ONNX Gather (negative indices wrap)");
   reg("tile", 1, 2, kInj, tile_type, "tile(data[, reps: Shape]; reps)");
-  reg("pad", 1, 2, kInj, pad_type, "pad(data[, value: one element]; pads, mode constant|reflect|edge|wrap, pad_value)");
+  reg("pad", 1, 3, kInj, pad_type,
+      "pad(data[, value: one element][, pads: Shape]; pads, mode constant|reflect|edge|wrap, pad_value)");
   reg("copy", 1, 1, OpPattern::kElemwise, copy_type, "copy(data)");
   reg("full", 1, 1, kInj, full_type, "full(shape; value, dtype): ONNX ConstantOfShape");
-  reg("arange", 0, 1, kInj, arange_type, "arange([length]; start, limit, delta, dtype): ONNX Range");
+  reg("arange", 0, 3, kInj, arange_type,
+      "arange([length[, start, delta: 0-d tensors]]; start, limit, delta, dtype): ONNX Range");
   reg("gather_elements", 2, 2, kInj, gather_elements_type, "gather_elements(data, indices; axis)");
   reg("trilu", 1, 2, kInj, trilu_type, "trilu(data[, k: Shape]; k, upper): ONNX Trilu");
   reg("one_hot", 2, 3, kInj, one_hot_type, "one_hot(indices, values[off, on][, depth: Shape]; depth, axis)");

@@ -1,11 +1,12 @@
 // Shape builtins: the shape heap that holds a function's symbolic dimensions (alloc_shape_heap,
 // match_shape, make_shape, shape_compute), argument checks (check_tensor_info) and shape
-// queries and views (reshape, shape_of, tensor_to_shape, reshape_target).
+// queries and views (reshape, shape_of, tensor_to_shape, reshape_target, range_length).
 //
 // A heap is an int64 CPU tensor with one slot per symbolic expression. match_shape fills slots
 // from the arguments and checks the rest against them; shape_compute derives n*2, n+1,
 // ceildiv(n, 4) and the like; make_shape turns slots into Shapes for allocations and kernels.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -26,6 +27,7 @@ constexpr const char* kReshape = "vm.builtin.reshape";
 constexpr const char* kShapeOf = "vm.builtin.shape_of";
 constexpr const char* kTensorToShape = "vm.builtin.tensor_to_shape";
 constexpr const char* kReshapeTarget = "vm.builtin.reshape_target";
+constexpr const char* kRangeLength = "vm.builtin.range_length";
 
 // match_shape codes.
 constexpr int64_t kAssertEqualToImm = 0;
@@ -307,6 +309,31 @@ Value reshape_target(Args args) {
   return Value::shape(std::move(out));
 }
 
+// A 0-d float64 tensor's value (argument `index` of `builtin`), read on the host.
+double scalar_f64(std::string_view builtin, Args args, size_t index, const char* what) {
+  Tensor t = tensor_arg(builtin, args, index, what);
+  if (t.ndim() != 0 || t.dtype() != DataType::float64())
+    value_error(builtin, ": argument ", index, " (", what, "): expected a 0-d float64 tensor but got ", t.to_string());
+  if (t.device().type != kDLCPU) t = t.copy_to(Device::cpu());
+  return *static_cast<const double*>(t.data());
+}
+
+// range_length(start, limit, delta) -> Shape[(n)], ONNX Range's element count
+// max(ceil((limit - start) / delta), 0) (the importer casts the three to float64).
+Value range_length(Args args) {
+  check_num_args(kRangeLength, args, 3, "start, limit, delta");
+  double start = scalar_f64(kRangeLength, args, 0, "start"), limit = scalar_f64(kRangeLength, args, 1, "limit"),
+         delta = scalar_f64(kRangeLength, args, 2, "delta");
+  if (delta == 0 || !std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta))
+    value_error(kRangeLength, ": Range(start ", start, ", limit ", limit, ", delta ", delta,
+                ") has no length: delta must be non-zero and all three finite");
+  double n = std::ceil((limit - start) / delta);
+  if (n > static_cast<double>(std::numeric_limits<int32_t>::max()))
+    value_error(kRangeLength, ": Range(start ", start, ", limit ", limit, ", delta ", delta, ") has ", n,
+                " elements, more than a dim holds");
+  return Value::shape({std::max<int64_t>(0, static_cast<int64_t>(n))});
+}
+
 }  // namespace
 
 void register_shape_builtins() {
@@ -331,6 +358,7 @@ void register_shape_builtins() {
   });
   register_packed(kTensorToShape, tensor_to_shape);
   register_packed(kReshapeTarget, reshape_target);
+  register_packed(kRangeLength, range_length);
 }
 
 }  // namespace anvil::vm
