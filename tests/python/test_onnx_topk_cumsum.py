@@ -68,3 +68,29 @@ def test_cumsum_matches_numpy(shape, axis, exclusive, reverse, dtype, rng):
         np.testing.assert_array_equal(got, want)
     else:
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * shape[axis])
+
+
+def test_topk_with_k_known_only_at_run_time(rng):
+    # K a graph input: compiled once, the outputs' axis a run-time Var the kernel reads (k = 0, 1,
+    # a middle value and n); k > n fails with the kernel's message.
+    require(O is not None, "pip package onnx (scripts/setup.sh)")
+    require(hasattr(anvil, "frontend"), "anvil.frontend (the ONNX importer)")
+    h = O.helper
+    for axis, largest in [(-1, 1), (0, 0)]:
+        node = h.make_node("TopK", ["x", "k"], ["v", "i"], axis=axis, largest=largest)
+        g = h.make_graph([node], "t", [h.make_tensor_value_info("x", O.TensorProto.FLOAT, [6, 50]),
+                                       h.make_tensor_value_info("k", O.TensorProto.INT64, [1])],
+                         [h.make_tensor_value_info("v", 0, None), h.make_tensor_value_info("i", 0, None)])
+        m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+        m.ir_version = 8
+        main = anvil.runtime.VirtualMachine(anvil.compile(anvil.frontend.from_onnx(m), "llvm"), anvil.cpu())["main"]
+        x = rng.integers(-10, 10, size=(6, 50)).astype(np.float32)
+        n = x.shape[axis]
+        for k in [0, 1, 4, n]:
+            values, indices = [t.numpy() for t in main(x, np.array([k], np.int64))]
+            order = np.argsort(-x if largest else x, axis=axis, kind="stable")
+            want_i = np.take(order, np.arange(k), axis=axis)
+            np.testing.assert_array_equal(indices, want_i)
+            np.testing.assert_array_equal(values, np.take_along_axis(x, want_i, axis=axis))
+        with pytest.raises(ValueError, match=f"topk: k = {n + 1} is larger than the axis length {n}"):
+            main(x, np.array([n + 1], np.int64))

@@ -324,5 +324,21 @@ TEST(OnnxConvertReduce, ArgMaxCumSumTopK) {
   EXPECT_EQ(result_type(mod), "Tuple[Tensor[(N,), int64], Tensor[(N, 3), float32], Tensor[(N, 3), int64]]");
 }
 
+// TopK's K as a graph input: its value a run-time Shape (tensor_to_shape), topk's second
+// argument, the outputs' axis that Var (named after the output and "K"; no k attr).
+TEST(OnnxConvertReduce, TopKWithARunTimeK) {
+  Model m(13);
+  m.input("x", TensorProto::FLOAT, {"N", "7"});
+  m.input("k", TensorProto::INT64, {"1"});
+  m.node("TopK", {"x", "k"}, {"v", "i"});
+  m.output("v");
+  m.output("i");
+  graph::IRModule mod = m.import();
+  Calls calls = calls_of(mod);
+  ASSERT_FALSE(calls.empty());
+  EXPECT_EQ(calls.back(), "topk{axis=-1, largest=1, sorted=1}");
+  EXPECT_EQ(result_type(mod), "Tuple[Tensor[(N, v_K), float32], Tensor[(N, v_K), int64]]");
+}
+
 }  // namespace
 }  // namespace anvil::frontend::onnx

@@ -6,6 +6,7 @@
 // hold, chosen at run time (specialize.h). ReduceLogSumExp is log(sum(exp(x - max))) + max, the max
 // taken with keepdims for the subtraction. ReduceMax/Min of bool reduce 0/1 bytes.
 #include "anvil/base/error.h"
+#include "anvil/frontend/onnx/convert_data_dependent.h"
 #include "anvil/frontend/onnx/converters.h"
 #include "anvil/frontend/onnx/proto.h"
 #include "anvil/frontend/onnx/specialize.h"
@@ -110,17 +111,24 @@ std::vector<Expr> convert_cumsum_any_axis(ImportContext& ctx) {
 }
 
 std::vector<Expr> convert_topk(ImportContext& ctx) {
-  int64_t k = 0;
-  if (ctx.opset() < 10) {
-    k = ctx.attr_int("k");
+  graph::Attrs attrs = {{"axis", ctx.attr_int("axis", -1)}, {"largest", ctx.attr_int("largest", 1)},
+                        {"sorted", ctx.attr_int("sorted", 1)}};
+  Expr t;
+  if (ctx.opset() >= 10 && !ctx.constant_input(1)) {
+    // K known only at run time: the outputs' axis is its fresh Var, the kernel reads it as a scalar.
+    t = ctx.emit("topk", {ctx.input(0), values_at_run_time(ctx, 1, "K")}, attrs);
   } else {
-    std::vector<int64_t> ks = ctx.const_ints(1, "K");
-    if (ks.size() != 1) ctx.bad_model(str_cat("K has ", ks.size(), " elements, expected 1"));
-    k = ks[0];
+    int64_t k = 0;
+    if (ctx.opset() < 10) {
+      k = ctx.attr_int("k");
+    } else {
+      std::vector<int64_t> ks = ctx.const_ints(1, "K");
+      if (ks.size() != 1) ctx.bad_model(str_cat("K has ", ks.size(), " elements, expected 1"));
+      k = ks[0];
+    }
+    attrs["k"] = k;
+    t = ctx.emit("topk", {ctx.input(0)}, attrs);
   }
-  Expr t = ctx.emit("topk", {ctx.input(0)},
-                    {{"k", k}, {"axis", ctx.attr_int("axis", -1)}, {"largest", ctx.attr_int("largest", 1)},
-                     {"sorted", ctx.attr_int("sorted", 1)}});
   graph::BlockBuilder& b = ctx.builder();
   return {b.emit(graph::TupleGetItem::make(t, 0)), b.emit(graph::TupleGetItem::make(t, 1))};
 }

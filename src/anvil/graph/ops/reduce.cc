@@ -79,12 +79,20 @@ Type infer_topk(const CallNode& call) {
   const Type& t = tensor_arg(call, 0);
   check_numeric(t, false);
   int axis = normalize_axis(get_int(call.attrs(), "axis", -1), t.ndim());
-  int64_t k = get_int(call.attrs(), "k");
-  if (k < 0) value_error("k is ", k, ", expected k >= 0");
-  std::optional<int64_t> d = ir::as_const_int(t.shape()[axis]);
-  if (d && k > *d) value_error("k is ", k, ", larger than dimension ", axis, " of size ", *d);
   std::vector<PrimExpr> shape = t.shape();
-  shape[axis] = dim_expr(k);
+  std::optional<int64_t> d = ir::as_const_int(t.shape()[axis]);
+  if (call.args().size() == 2) {  // k known only at run time: a Shape of one value (the kernel checks k <= n)
+    const std::vector<PrimExpr>& k = shape_arg(call, 1);
+    if (k.size() != 1) value_error("k must be a shape value of one value, got ", k.size());
+    std::optional<int64_t> kc = ir::as_const_int(k[0]);
+    if (kc && (*kc < 0 || (d && *kc > *d))) value_error("k is ", *kc, ", expected 0 <= k <= dimension ", axis);
+    shape[axis] = k[0];
+  } else {
+    int64_t k = get_int(call.attrs(), "k");
+    if (k < 0) value_error("k is ", k, ", expected k >= 0");
+    if (d && k > *d) value_error("k is ", k, ", larger than dimension ", axis, " of size ", *d);
+    shape[axis] = dim_expr(k);
+  }
   return Type::tuple({Type::tensor(shape, t.dtype()), Type::tensor(shape, DataType::int64())});
 }
 
@@ -101,7 +109,8 @@ void register_reduce_ops() {
   register_op({"argmin", 1, 1, OpPattern::kCommReduce, infer_arg_reduce,
                "index of the minimum along axis (int64; attrs axis, keepdims, select_last_index)"});
   register_op({"cumsum", 1, 1, OpPattern::kOpaque, infer_cumsum, "running sum along axis (attrs exclusive, reverse)"});
-  register_op({"topk", 1, 1, OpPattern::kOpaque, infer_topk, "k largest/smallest along axis -> (values, int64 indices)"});
+  register_op({"topk", 1, 2, OpPattern::kOpaque, infer_topk,
+               "k largest/smallest along axis -> (values, int64 indices); k an attr, or a Shape of one run-time value"});
 }
 
 }  // namespace anvil::graph::ops

@@ -1,5 +1,6 @@
 // Type inference of the reduce operators: axes (negative, empty = all), keepdims, symbolic
-// dims, argmax's int64, cumsum, topk's tuple, and the error texts.
+// dims, argmax's int64, cumsum, topk's tuple (k an attr or a run-time Shape value), and the
+// error texts.
 #include <gtest/gtest.h>
 
 #include "anvil/base/error.h"
@@ -38,6 +39,21 @@ TEST(ReduceTypes, AxesAndKeepdims) {
   EXPECT_EQ(infer("argmin", t, {{"axis", -1}, {"keepdims", 0}}), "Tensor[(n, 3), int64]");
   EXPECT_EQ(infer("cumsum", t, {{"axis", 0}}), "Tensor[(n, 3, 5), float32]");
   EXPECT_EQ(infer("topk", t, {{"k", 2}, {"axis", 1}}), "Tuple[Tensor[(n, 2, 5), float32], Tensor[(n, 2, 5), int64]]");
+}
+
+// k known only at run time: a Shape of one value gives the outputs' axis (a constant one is
+// still checked against the dimension).
+TEST(ReduceTypes, TopkWithKAsAShapeValue) {
+  ir::Var n = ir::size_var("n"), k = ir::size_var("K");
+  Expr x = Var::make("x", f32({n, c(3), c(5)}));
+  EXPECT_EQ(to_string(infer_call_type("topk", {x, ShapeExpr::make({k})}, {{"axis", 1}})),
+            "Tuple[Tensor[(n, K, 5), float32], Tensor[(n, K, 5), int64]]");
+  try {
+    infer_call_type("topk", {x, ShapeExpr::make({c(4)})}, {{"axis", 1}});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "topk: k is 4, expected 0 <= k <= dimension 1");
+  }
 }
 
 TEST(ReduceTypes, Errors) {
