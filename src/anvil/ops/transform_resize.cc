@@ -1,7 +1,8 @@
 // resize2d's compute (graph/ops/resize.cc): ONNX Resize on NCHW, nearest / linear / cubic over
 // the spatial axes, computed in float32 as ONNX Runtime does (linear clamps the source
 // coordinate into the input first, cubic reads edge-clamped taps, exclude_outside renormalises
-// the taps inside). tf_crop_and_resize's roi is an attribute, or a third argument read at run time. Scheduled as an injective op; registered from register_transform_strategies.
+// the taps inside). tf_crop_and_resize's roi is an attribute, or a third argument read at run time;
+// the scales known only at run time a last argument read at scale_index. Scheduled as an injective op; registered from register_transform_strategies.
 #include "anvil/base/error.h"
 #include "anvil/ir/expr_ops.h"
 #include "anvil/ops/cpu/schedule_injective.h"
@@ -27,7 +28,8 @@ using Axis = ResizeAxis;
 
 }  // namespace
 
-PrimExpr ResizeAxis::scale() const { return scale_attr > 0 ? fconst(scale_attr) : f32(out) / f32(in); }
+PrimExpr ResizeAxis::given_scale() const { return scale_value.defined() ? scale_value : fconst(scale_attr); }
+PrimExpr ResizeAxis::scale() const { return has_scale() ? given_scale() : f32(out) / f32(in); }
 
 PrimExpr resize_source_coord(const std::string& mode, const Axis& a, const PrimExpr& x) {
   PrimExpr xf = f32(x);
@@ -35,8 +37,8 @@ PrimExpr resize_source_coord(const std::string& mode, const Axis& a, const PrimE
   if (mode == "pytorch_half_pixel") return select(a.out > 1, (xf + fconst(0.5)) / a.scale() - fconst(0.5), fconst(0));
   if (mode == "align_corners") {
     // With scales, ONNX takes the resized length as scale * in (a float), not the floored size.
-    if (a.scale_attr > 0) {
-      PrimExpr len = fconst(a.scale_attr) * f32(a.in) - fconst(1);
+    if (a.has_scale()) {
+      PrimExpr len = a.given_scale() * f32(a.in) - fconst(1);
       return select(len > fconst(0), xf * f32(a.in - 1) / max(len, fconst(1e-30)), fconst(0));
     }
     return select(a.out > 1, xf * f32(a.in - 1) / f32(max(a.out - 1, 1)), fconst(0));
@@ -45,7 +47,7 @@ PrimExpr resize_source_coord(const std::string& mode, const Axis& a, const PrimE
   if (mode == "tf_half_pixel_for_nn") return (xf + fconst(0.5)) / a.scale();
   if (mode == "half_pixel_symmetric") {
     // ONNX 19: the output's float extent is scale * in; the sampling grid is centred on the input.
-    PrimExpr out_f = a.scale_attr > 0 ? fconst(a.scale_attr) * f32(a.in) : f32(a.out);
+    PrimExpr out_f = a.has_scale() ? a.given_scale() * f32(a.in) : f32(a.out);
     PrimExpr adjustment = f32(a.out) / out_f;
     PrimExpr offset = f32(a.in) * fconst(0.5) * (fconst(1) - adjustment);
     return offset + (xf + fconst(0.5)) / a.scale() - fconst(0.5);
@@ -66,11 +68,13 @@ PrimExpr source_coord(const std::string& mode, const Axis& a, const PrimExpr& x)
 PrimExpr clamp_index(const PrimExpr& i, const PrimExpr& in) { return max(min(i, in - 1), 0); }
 PrimExpr to_int(const PrimExpr& f) { return cast(DataType::int32(), f); }
 
-PrimExpr nearest_index(const std::string& nm, const PrimExpr& xo, const PrimExpr& in) {
+// `down` (nearest_mode "legacy"): true when a scale is below 1 (then ceil, else floor).
+PrimExpr nearest_index(const std::string& nm, const PrimExpr& xo, const PrimExpr& in, const PrimExpr& down = {}) {
   PrimExpr r;
   if (nm == "round_prefer_floor") r = ceil(xo - fconst(0.5));
   else if (nm == "round_prefer_ceil") r = floor(xo + fconst(0.5));
   else if (nm == "floor") r = floor(xo);
+  else if (nm == "legacy") r = select(down, ceil(xo), floor(xo));
   else r = ceil(xo);
   // Clamp in float first: a huge or negative coordinate must not overflow the int cast.
   return clamp_index(to_int(max(min(r, f32(in)), fconst(-1))), in);
@@ -123,13 +127,20 @@ std::vector<Tensor> resize2d(const graph::CallNode& call, const std::vector<Tens
   Tensor out = te::compute(os, [&](ir::Var n, ir::Var c, ir::Var y, ir::Var xx) {
     // A roi argument (ONNX's roi input at run time): h_start, w_start, h_end, w_end at roi_index.
     std::vector<PrimExpr> r;
-    if (inputs.size() > 2) {
+    const bool run_time_scales = graph::has_attr(at, "scale_index");
+    if (inputs.size() > (run_time_scales ? 3u : 2u)) {
       for (int64_t i : graph::get_ints(at, "roi_index")) r.push_back(f32(inputs[2](ir::int_imm(i))));
     } else {
       for (double v : roi) r.push_back(fconst(v));
     }
     Axis ah{x.shape()[2], os[2], get_float(at, "scale_h", 0.0), r[0], r[2]};
     Axis aw{x.shape()[3], os[3], get_float(at, "scale_w", 0.0), r[1], r[3]};
+    if (run_time_scales) {
+      // The scales argument (last) at scale_index: the model's scales known only at run time.
+      std::vector<int64_t> si = graph::get_ints(at, "scale_index");
+      if (si[0] >= 0) ah.scale_value = f32(inputs.back()(ir::int_imm(si[0])));
+      if (si[1] >= 0) aw.scale_value = f32(inputs.back()(ir::int_imm(si[1])));
+    }
     PrimExpr yo = source_coord(ct, ah, y), xo = source_coord(ct, aw, xx);
     // tf_crop_and_resize: coordinates outside the input read extrapolation_value.
     auto crop = [&](const PrimExpr& v) {
@@ -137,7 +148,10 @@ std::vector<Tensor> resize2d(const graph::CallNode& call, const std::vector<Tens
       PrimExpr inside = (yo >= fconst(0)) && (yo <= f32(ah.in - 1)) && (xo >= fconst(0)) && (xo <= f32(aw.in - 1));
       return select(inside, v, ir::make_const(v.dtype(), extrapolation));
     };
-    if (mode == "nearest") return crop(x(n, c, nearest_index(nm, yo, ah.in), nearest_index(nm, xo, aw.in)));
+    if (mode == "nearest") {
+      PrimExpr down = nm == "legacy" ? (ah.scale() < fconst(1)) || (aw.scale() < fconst(1)) : PrimExpr();
+      return crop(x(n, c, nearest_index(nm, yo, ah.in, down), nearest_index(nm, xo, aw.in, down)));
+    }
     Taps ty = mode == "linear" ? linear_taps(yo, ah.in) : cubic_taps(yo, ah.in, A, exclude);
     Taps tx = mode == "linear" ? linear_taps(xo, aw.in) : cubic_taps(xo, aw.in, A, exclude);
     PrimExpr acc;

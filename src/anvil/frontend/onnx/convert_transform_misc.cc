@@ -12,6 +12,7 @@
 
 #include "anvil/frontend/onnx/convert_data_dependent.h"
 #include "anvil/frontend/onnx/convert_transform_util.h"
+#include "anvil/frontend/onnx/import_state.h"
 
 namespace anvil::frontend::onnx {
 
@@ -162,6 +163,109 @@ std::vector<Expr> convert_space_to_depth(ImportContext& ctx) {
   return {ctx.emit("space_to_depth", {ctx.input(0)}, {{"blocksize", ctx.attr_int("blocksize")}})};
 }
 
+// A float64 constant of `values` (shape [n]).
+Expr f64_constant(ImportContext& ctx, const std::vector<double>& values) {
+  Tensor t = Tensor::empty({static_cast<int64_t>(values.size())}, DataType::float64());
+  for (size_t i = 0; i < values.size(); ++i) static_cast<double*>(t.data())[i] = values[i];
+  return ctx.constant(t);
+}
+
+// Resize's scales or sizes known only at run time (input `input`, one value per axis of `axes`,
+// the input's dims static). The output dims are computed in the graph from the value, in
+// float64 as the static path computes them, and become fresh Vars (tensor_to_shape); a check
+// rejects a non-positive scale or size and any change of N or C; for scales, and for sizes
+// under keep_aspect_ratio_policy, the float32 scale the coordinate mapping uses is passed to
+// the kernel as a small tensor (*scale_arg) read at *scale_index (h, w; -1: out / in).
+// *shape: the Shape [out_h, out_w] of fresh Vars (returned) the resize takes as its size.
+Values resize_at_run_time(ImportContext& ctx, const std::vector<int64_t>& axes, const std::vector<PrimExpr>& dims,
+                          int input, bool is_scales, const std::string& policy, bool legacy_nearest, Expr* scale_arg,
+                          std::vector<int64_t>* scale_index, Expr* shape) {
+  auto in_dim = [&](const PrimExpr& d) {
+    std::optional<int64_t> c = ir::as_const_int(d);
+    if (!c) ctx.unsupported("Resize with scales or sizes known only at run time of an input with symbolic H or W");
+    return static_cast<double>(*c);
+  };
+  const char* what = is_scales ? "scales" : "sizes";
+  Expr v = ctx.input(input);
+  const graph::Type& t = v.type();
+  if (!t.is_tensor() || !t.has_rank() || t.ndim() != 1)
+    ctx.bad_model(str_cat(what, " must be a 1-d tensor, not ", graph::to_string(t)));
+  std::optional<int64_t> len = ir::as_const_int(t.dim(0));
+  if (!len) ctx.unsupported(str_cat("Resize with ", what, " of a length known only at run time"));
+  const size_t k = axes.size();
+  if (*len != static_cast<int64_t>(k)) ctx.bad_model(str_cat(what, " has ", *len, " values for ", k, " axes"));
+  if (is_scales != t.dtype().is_float())
+    ctx.bad_model(str_cat(what, " must be a ", is_scales ? "float" : "int64", " tensor, not ", graph::to_string(t)));
+  std::vector<double> in(k), nc(k);  // the input's dims along axes; 1 where the axis is N or C
+  for (size_t i = 0; i < k; ++i) {
+    std::optional<int64_t> d = ir::as_const_int(dims[static_cast<size_t>(axes[i])]);
+    if (!d) ctx.unsupported(str_cat("Resize with ", what, " known only at run time of an input with symbolic dims"));
+    in[i] = static_cast<double>(*d);
+    nc[i] = axes[i] < 2 ? 1.0 : 0.0;
+  }
+  int64_t pos[2] = {-1, -1};  // where H and W are in axes
+  for (size_t i = 0; i < k; ++i)
+    if (axes[i] >= 2) pos[axes[i] - 2] = static_cast<int64_t>(i);
+  // The check: every value > 0; N's and C's scale 1 (their size the input's).
+  Expr x = ctx.emit("cast", {v}, {{"dtype", DataType::float64()}});
+  Expr zero = f64_constant(ctx, {0.0});
+  Expr keep = ctx.emit("multiply", {f64_constant(ctx, nc), ctx.emit("subtract", {x, f64_constant(ctx, is_scales ? std::vector<double>(k, 1.0) : in)})});
+  Expr ok = ctx.emit("logical_and", {ctx.emit("greater", {x, zero}), ctx.emit("equal", {keep, zero})});
+  std::string message = str_cat("Resize '", ctx.node().output(0), "': ", what, " must be positive, and ",
+                                is_scales ? "1 for N and C" : "N's and C's sizes the input's", " (N, C not resized)");
+  if (legacy_nearest && is_scales && pos[0] >= 0 && pos[1] >= 0) {
+    // Before opset 11 nearest rounds down when upsampling, up when downsampling: not both at once.
+    Expr hw = ctx.emit("take", {x, ctx.constant(int_tensor({2}, {pos[0], pos[1]}, DataType::int64()))}, {{"axis", int64_t{0}}});
+    Expr down = ctx.emit("cast", {ctx.emit("less", {hw, f64_constant(ctx, {1.0})})}, {{"dtype", DataType::uint8()}});
+    Expr same = ctx.emit("equal", {ctx.emit("min", {down}, {{"keepdims", int64_t{0}}}), ctx.emit("max", {down}, {{"keepdims", int64_t{0}}})});
+    ok = ctx.emit("logical_and", {ok, same});
+    message += "; and opset < 11 nearest cannot scale H up and W down (or the reverse)";
+  }
+  x = ctx.emit("check", {x, ok}, {{"message", message}});
+  // The output size along each axis of `axes` (along its H and W only under a keep_aspect_ratio_policy).
+  Expr sizes;
+  std::vector<int64_t> col(k);  // axes[i]'s entry in sizes
+  for (size_t i = 0; i < k; ++i) col[i] = static_cast<int64_t>(i);
+  if (is_scales) {
+    sizes = ctx.emit("floor", {ctx.emit("multiply", {x, f64_constant(ctx, in)})});
+    *scale_arg = ctx.emit("cast", {x}, {{"dtype", DataType::float32()}});
+    *scale_index = {pos[0], pos[1]};
+  } else if (policy == "stretch") {
+    sizes = x;
+  } else {
+    // One scale for the spatial axes listed: the smallest (not_larger) or largest (not_smaller) ratio.
+    std::vector<int64_t> spatial;
+    std::vector<double> spatial_in;
+    for (size_t i = 0; i < k; ++i)
+      if (axes[i] >= 2) {
+        col[i] = static_cast<int64_t>(spatial.size());
+        spatial.push_back(static_cast<int64_t>(i));
+        spatial_in.push_back(in[i]);
+      }
+    if (spatial.size() != k)
+      ctx.unsupported("keep_aspect_ratio_policy with sizes known only at run time whose axes name N or C (they would be scaled)");
+    Expr idx = ctx.constant(int_tensor({static_cast<int64_t>(spatial.size())}, spatial, DataType::int64()));
+    Expr ratio = ctx.emit("divide", {ctx.emit("take", {x, idx}, {{"axis", int64_t{0}}}), f64_constant(ctx, spatial_in)});
+    Expr s = ctx.emit(policy == "not_larger" ? "min" : "max", {ratio}, {{"axes", AttrValue::ints({0})}, {"keepdims", int64_t{1}}});
+    // std::round as the static path (s * in > 0): floor(. + 0.5).
+    sizes = ctx.emit("floor", {ctx.emit("add", {ctx.emit("multiply", {s, f64_constant(ctx, spatial_in)}), f64_constant(ctx, {0.5})})});
+    *scale_arg = ctx.emit("cast", {s}, {{"dtype", DataType::float32()}});
+    *scale_index = {pos[0] >= 0 ? 0 : -1, pos[1] >= 0 ? 0 : -1};
+  }
+  // [out_h, out_w]: the entries for H and W, the input's dim for one that axes does not name.
+  const int64_t m = *ir::as_const_int(sizes.type().dim(0));
+  sizes = ctx.emit("concat", {sizes, f64_constant(ctx, {in_dim(dims[2]), in_dim(dims[3])})}, {{"axis", int64_t{0}}});
+  std::vector<int64_t> hw = {pos[0] >= 0 ? col[static_cast<size_t>(pos[0])] : m, pos[1] >= 0 ? col[static_cast<size_t>(pos[1])] : m + 1};
+  sizes = ctx.emit("take", {sizes, ctx.constant(int_tensor({2}, hw, DataType::int64()))}, {{"axis", int64_t{0}}});
+  sizes = ctx.emit("cast", {sizes}, {{"dtype", DataType::int64()}});
+  std::vector<PrimExpr> vars;
+  for (const char* d : {"_out_h", "_out_w"})
+    vars.push_back(PrimExpr(ir::Var(str_cat(sanitize_name(ctx.node().output(0)), d), DataType::int32())));
+  *shape = ctx.builder().emit(graph::Call::make(graph::kTensorToShape, {sizes}, {}, graph::Type::shape(vars)),
+                              str_cat(sanitize_name(ctx.node().output(0)), "_size"));
+  return vars;
+}
+
 // Resize/Upsample -> resize2d. scales (floats, one per axis) or sizes (known values); N and C
 // must keep their size. Before opset 11 (and for Upsample) coordinates are asymmetric and
 // nearest rounds down when upsampling, up when downsampling, as ONNX Runtime does.
@@ -181,20 +285,39 @@ std::vector<Expr> convert_resize(ImportContext& ctx) {
     return full;
   };
   std::vector<double> scales;
+  int run_time = -1;  // the input of scales or sizes known only at run time
   if (upsample && ctx.opset() < 9) {
     scales = ctx.attr_floats("scales");
   } else {
     int si = old ? 1 : 2;
-    if (ctx.has_input(si)) {
+    // A run-time input of static length 0 is an absent one (sizes given instead).
+    auto empty = [&](int i) {
+      const graph::Type& t = ctx.input(i).type();
+      return t.is_tensor() && t.has_rank() && t.ndim() == 1 && ir::as_const_int(t.dim(0)) == std::optional<int64_t>(0);
+    };
+    if (ctx.has_input(si) && !empty(si)) {
       std::optional<Tensor> t = ctx.constant_input(si);
-      if (!t) ctx.unsupported("Resize with scales not known at import");
-      for (int64_t i = 0; i < t->numel(); ++i) scales.push_back(tensor_element(*t, i));
+      if (!t) run_time = si;
+      if (t) for (int64_t i = 0; i < t->numel(); ++i) scales.push_back(tensor_element(*t, i));
       if (!scales.empty() && !old) scales = spread(scales, 1.0, "scales");
     }
   }
   Values out;
   double sh = 0, sw = 0;
-  if (!scales.empty()) {
+  std::string mode = ctx.attr_string("mode", "nearest");
+  if (mode == "bilinear") mode = "linear";  // Upsample opset 7
+  std::string policy = ctx.attr_string("keep_aspect_ratio_policy", "stretch");
+  if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
+    ctx.bad_model(str_cat("keep_aspect_ratio_policy '", policy, "'"));
+  if (run_time < 0 && scales.empty() && !old && ctx.has_input(3) && !ctx.known_values(3)) run_time = 3;
+  Expr scale_arg, size_arg;  // the run-time case's scale tensor (or none) and [out_h, out_w] Shape
+  std::vector<int64_t> scale_index;
+  if (run_time >= 0) {
+    if (ctx.attr_int("antialias", 0) != 0 && mode != "nearest")
+      ctx.unsupported(str_cat("Resize with ", run_time == 3 ? "sizes" : "scales", " not known at import and antialias 1"));
+    out = resize_at_run_time(ctx, axes, dims, run_time, run_time != 3, run_time == 3 ? policy : "stretch",
+                             old && mode == "nearest", &scale_arg, &scale_index, &size_arg);
+  } else if (!scales.empty()) {
     if (scales.size() != 4) ctx.bad_model(str_cat("scales has ", scales.size(), " values, expected 4"));
     if (scales[0] != 1 || scales[1] != 1) ctx.unsupported("Resize that scales N or C");
     sh = scales[2], sw = scales[3];
@@ -218,7 +341,6 @@ std::vector<Expr> convert_resize(ImportContext& ctx) {
       if (!want && !ir::structural_equal(full[k], dims[k])) ctx.unsupported("Resize with a symbolic size for N or C");
     }
     out = {full[2], full[3]};
-    std::string policy = ctx.attr_string("keep_aspect_ratio_policy", "stretch");
     if (policy != "stretch") {
       // One scale for the listed spatial axes: the smallest (not_larger) or largest (not_smaller) ratio.
       double scale = policy == "not_larger" ? 1e300 : 0;
@@ -237,16 +359,15 @@ std::vector<Expr> convert_resize(ImportContext& ctx) {
       }
     }
   }
-  std::string mode = ctx.attr_string("mode", "nearest");
-  if (mode == "bilinear") mode = "linear";  // Upsample opset 7
   Attrs attrs{{"mode", mode}, {"scale_h", sh}, {"scale_w", sw}};
   std::string op = "resize2d";
   Expr roi_arg;  // tf_crop_and_resize's roi when it is not a constant
   if (old) {
     attrs["coordinate_transformation_mode"] = "asymmetric";
+    if (run_time >= 0) attrs["nearest_mode"] = "legacy";  // floor up, ceil down, by the run-time scales
     bool down = (sh > 0 && sh < 1) || (sw > 0 && sw < 1);
     if (down && mode == "nearest" && !(sh < 1 && sw < 1)) ctx.unsupported("Resize (opset < 11) up one axis and down the other");
-    attrs["nearest_mode"] = down ? "ceil" : "floor";
+    if (run_time < 0) attrs["nearest_mode"] = down ? "ceil" : "floor";
   } else {
     std::string ct = ctx.attr_string("coordinate_transformation_mode", "half_pixel");
     attrs["coordinate_transformation_mode"] = ct;
@@ -285,8 +406,12 @@ std::vector<Expr> convert_resize(ImportContext& ctx) {
     }
   }
   for (PrimExpr& d : out) d = graph::dim_expr(d);
-  std::vector<Expr> args{x, graph::ShapeExpr::make(out)};
+  std::vector<Expr> args{x, size_arg.defined() ? size_arg : graph::ShapeExpr::make(out)};
   if (roi_arg.defined()) args.push_back(roi_arg);
+  if (scale_arg.defined()) {
+    args.push_back(scale_arg);
+    attrs["scale_index"] = AttrValue::ints(scale_index);
+  }
   return {ctx.emit(op, args, attrs)};
 }
 

@@ -7,6 +7,10 @@
 // The importer computes the output size (floor(in * scale) for scales). ONNX Resize / Upsample.
 // A third argument roi (1-d float, tf_crop_and_resize) is read at run time at roi_index
 // [h_start, w_start, h_end, w_end]; otherwise the roi attribute (the same four values).
+// A last argument scales (1-d float32, ONNX's scales or keep_aspect_ratio scale known only at run
+// time) is read at scale_index [h, w] (-1: out / in) as the scale the coordinate mapping uses;
+// nearest_mode "legacy" (Resize before opset 11 with such scales) rounds down when neither scale
+// is below 1, up otherwise.
 // resize2d_antialias(data, size; the same attrs, mode linear | cubic): antialias 1, the filter
 // stretched by 1 / scale when downsampling.
 #include "anvil/base/error.h"
@@ -36,8 +40,23 @@ Type resize2d_type(const CallNode& call) {
                    "half_pixel_symmetric", "tf_crop_and_resize"}))
     value_error("coordinate_transformation_mode '", ct, "' is not supported");
   std::string nm = get_string(call.attrs(), "nearest_mode", "round_prefer_floor");
-  if (!one_of(nm, {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"})) value_error("nearest_mode '", nm, "'");
-  if (call.args().size() > 2) {
+  if (!one_of(nm, {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "legacy"})) value_error("nearest_mode '", nm, "'");
+  size_t nargs = call.args().size();
+  if (has_attr(call.attrs(), "scale_index")) {
+    if (nargs < 3) value_error("scale_index needs a scales argument (the last)");
+    const Type& sc = tensor_arg(call, static_cast<int>(nargs - 1));
+    if (sc.ndim() != 1 || sc.dtype() != DataType::float32()) type_error("scales is ", to_string(sc), ", expected a 1-d float32 tensor");
+    std::vector<int64_t> idx = get_ints(call.attrs(), "scale_index");
+    auto n = ir::as_const_int(sc.dim(0));
+    if (idx.size() != 2) value_error("scale_index has ", idx.size(), " values, expected 2");
+    for (int64_t i : idx)
+      if (i < -1 || (n && i >= *n)) value_error("scale_index ", i, " is out of range for scales ", to_string(sc));
+    --nargs;
+  } else if (nm == "legacy") {
+    value_error("nearest_mode 'legacy' needs a scales argument");
+  }
+  if (nargs > 3) value_error("resize2d takes data, size, roi and scales");
+  if (nargs > 2) {
     // roi at run time: a 1-d float tensor; roi_index names its h_start, w_start, h_end, w_end.
     if (ct != "tf_crop_and_resize") value_error("a roi argument needs coordinate_transformation_mode tf_crop_and_resize");
     const Type& r = tensor_arg(call, 2);
@@ -54,7 +73,7 @@ Type resize2d_type(const CallNode& call) {
 }  // namespace
 
 void register_resize_ops() {
-  register_op({"resize2d", 2, 3, OpPattern::kInjective, resize2d_type,
+  register_op({"resize2d", 2, 4, OpPattern::kInjective, resize2d_type,
                "resize2d(data NCHW, size; mode, coordinate_transformation_mode, ...): ONNX Resize"});
   // A reduction per output over a scale-dependent number of taps: not fused as an injective op.
   register_op({"resize2d_antialias", 2, 2, OpPattern::kOpaque, resize2d_type,
