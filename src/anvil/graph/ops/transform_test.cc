@@ -89,6 +89,22 @@ TEST_F(TransformTypes, TakeTilePad) {
   EXPECT_EQ(error_of("pad", {x({2, 3}), x({})}, {{"pads", AttrValue::ints({1, 0, 0, 0})}, {"mode", "edge"}}), ErrorKind::kValue);
 }
 
+// Split sizes, Pad amounts and Range's length known only at run time: a Shape argument of Vars
+// (tensor_to_shape / range_length results) that the result's dims are made of.
+TEST_F(TransformTypes, SplitPadArangeByRunTimeValues) {
+  ir::Var a("a", DataType::int32()), c("c", DataType::int32()), p0("p0", DataType::int32()), p1("p1", DataType::int32());
+  Var sizes = Var::make("sizes", Type::shape({a, c}));
+  EXPECT_EQ(type_of("split", {x({5, n}), sizes}, {{"axis", 1}}),
+            "Tuple[Tensor[(5, a), float32], Tensor[(5, c), float32]]");
+  Var pads = Var::make("pads", Type::shape({p0, 0, p1, 2}));
+  EXPECT_EQ(type_of("pad", {x({n, 3}), pads}, {{"mode", "reflect"}}), "Tensor[(n + p0 + p1, 5), float32]");
+  EXPECT_EQ(type_of("pad", {x({n, 3}), x({}), pads}), "Tensor[(n + p0 + p1, 5), float32]");  // and a run-time fill
+  EXPECT_EQ(error_of("pad", {x({n, 3}), Var::make("p", Type::shape({p0, p1}))}), ErrorKind::kValue);  // not 2 * rank
+  Var len = Var::make("len", Type::shape({n}));
+  EXPECT_EQ(type_of("arange", {len, x({}), x({})}, {{"dtype", kF32}}), "Tensor[(n,), float32]");
+  EXPECT_EQ(error_of("arange", {len, x({}), x({}, DataType::int64())}, {{"dtype", kF32}}), ErrorKind::kValue);
+}
+
 TEST_F(TransformTypes, FullArangeAndShapes) {
   EXPECT_EQ(type_of("full", {ShapeExpr::make({n, 2})}, {{"value", 1.0}, {"dtype", DataType::int64()}}),
             "Tensor[(n, 2), int64]");

@@ -399,6 +399,35 @@ TEST_F(VMBuiltinsTest, ReshapeTargetResolvesZeroAndMinusOneAsOnnxReshape) {
   expect_error([&] { resolve({2, -3}); }, ErrorKind::kValue, "has a negative dim -3");
 }
 
+// ONNX Range's element count max(ceil((limit - start) / delta), 0), vs the formula in long double.
+TEST_F(VMBuiltinsTest, RangeLengthIsOnnxRangesElementCount) {
+  auto f64 = [](double v) {
+    Tensor t = Tensor::empty({}, DataType::float64());
+    t.copy_from_bytes(&v, sizeof v);
+    return t;
+  };
+  auto length = [&](double s, double l, double d) {
+    std::vector<int64_t> n = call("vm.builtin.range_length", {f64(s), f64(l), f64(d)}).as_shape();
+    EXPECT_EQ(n.size(), 1u);
+    return n.at(0);
+  };
+  std::mt19937 rng(21);
+  std::uniform_real_distribution<double> u(-50, 50);
+  for (int k = 0; k < 200; ++k) {
+    double s = u(rng), l = u(rng), d = u(rng) / 8;
+    if (d == 0) continue;
+    long double n = std::ceil((static_cast<long double>(l) - s) / d);
+    EXPECT_EQ(length(s, l, d), std::max<int64_t>(0, static_cast<int64_t>(n))) << s << " " << l << " " << d;
+  }
+  EXPECT_EQ(length(0, 10, 3), 4);
+  EXPECT_EQ(length(10, 6, -3), 2);
+  EXPECT_EQ(length(5, 5, 1), 0);
+  EXPECT_EQ(length(5, 1, 1), 0);
+  expect_error([&] { length(1, 5, 0); }, ErrorKind::kValue, "Range(start 1, limit 5, delta 0) has no length");
+  expect_error([&] { call("vm.builtin.range_length", {f64(0), f64(1), Tensor::empty({1}, DataType::float64())}); },
+               ErrorKind::kValue, "argument 2 (delta): expected a 0-d float64 tensor");
+}
+
 TEST_F(VMBuiltinsTest, ToDeviceCopiesOntoAnotherDevice) {
   ExecBuilder b;
   b.begin_function("main", {"x", "device_index"});
