@@ -6,6 +6,9 @@
 # Anvil's library load), then for 1 and 2 threads each engine in its own fresh
 # process (so peak RSS is that engine's alone) — warm-up runs, then the median of --runs timed
 # runs. ORT: intra_op_num_threads = threads, sequential execution. Anvil: ANVIL_NUM_THREADS.
+# Peak RSS also for the C++ runtime-only runner (examples/runtime_only/run_model.cc: the library
+# on libanvil_runtime alone, what a deployment pays; the Python worker's `import anvil` loads the
+# compiler and LLVM too, about 55 MB resident before any model), when it is on PATH.
 # Prints a table, the load average, and as the last line the JSON summary
 #   {"bench": "models", "rows": [{"model", "batch", "threads", "anvil_ms", "ort_ms", "ratio"}, ...], ...}
 #
@@ -15,6 +18,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -68,6 +72,28 @@ print(json.dumps({"median_ms": times[len(times) // 2], "min_ms": times[0], "peak
 """
 
 
+# The runtime-only runner's peak RSS: a small Python process spawns it and reads its children's
+# ru_maxrss (no copy of this big process is made, so the figure is the runner's own).
+RUNTIME_ONLY = r"""
+import resource, subprocess, sys
+subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
+"""
+
+
+def runtime_only_rss(lib, params_path, threads, outdir):
+    """Peak RSS (MB) of anvil_runtime_only_run_model on the library, or None without it."""
+    runner = shutil.which("anvil_runtime_only_run_model")
+    if runner is None:
+        return None
+    env = dict(os.environ, ANVIL_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
+    out = subprocess.run([sys.executable, "-c", RUNTIME_ONLY, runner, lib, params_path,
+                          os.path.join(outdir, "runtime_only_out.params")], env=env, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"runtime-only runner on {lib}: {out.stderr.strip()[-2000:]}")
+    return float(out.stdout.strip().splitlines()[-1])
+
+
 def model_file(name, outdir):
     """(path, input names in order, {name: array} at batch 1)."""
     import numpy as np
@@ -113,6 +139,9 @@ def main():
             path, input_names, feed = model_file(name, tmp)
             inputs_path = os.path.join(tmp, f"{name}_inputs.npz")
             np.savez(inputs_path, **feed)
+            params_path = os.path.join(tmp, f"{name}_inputs.params")
+            with open(params_path, "wb") as f:
+                f.write(anvil.runtime.save_params({n: anvil.tensor(np.ascontiguousarray(feed[n])) for n in input_names}))
             shapes = {k: v.shape for k, v in feed.items()}
             t0 = time.perf_counter()
             mod = frontend.from_onnx(path, shape=shapes)
@@ -125,16 +154,19 @@ def main():
             for threads in [int(t) for t in args.threads.split(",")]:
                 a = worker("anvil", lib, inputs_path, threads, args.warmup, args.runs, input_names)
                 o = worker("ort", path, inputs_path, threads, args.warmup, args.runs, input_names)
+                rt = runtime_only_rss(lib, params_path, threads, tmp)
                 rows.append({"model": name, "batch": 1, "threads": threads, "anvil_ms": round(a["median_ms"], 3),
                              "ort_ms": round(o["median_ms"], 3), "ratio": round(a["median_ms"] / o["median_ms"], 3),
-                             "anvil_rss_mb": round(a["peak_rss_mb"], 1), "ort_rss_mb": round(o["peak_rss_mb"], 1)})
+                             "anvil_rss_mb": round(a["peak_rss_mb"], 1), "ort_rss_mb": round(o["peak_rss_mb"], 1),
+                             "anvil_runtime_only_rss_mb": None if rt is None else round(rt, 1)})
                 if threads == int(args.threads.split(",")[0]):
                     compile_rows[-1].update({"anvil_load_s": round(a["load_s"], 3), "ort_session_s": round(o["load_s"], 3)})
     print(f"\n{'model':<12} {'batch':>5} {'thr':>3} {'anvil ms':>10} {'ort ms':>10} {'ratio':>7} "
-          f"{'anvil MB':>9} {'ort MB':>8}")
+          f"{'anvil MB':>9} {'ort MB':>8} {'rt-only MB':>10}")
     for r in rows:
         print(f"{r['model']:<12} {r['batch']:>5} {r['threads']:>3} {r['anvil_ms']:>10.3f} {r['ort_ms']:>10.3f} "
-              f"{r['ratio']:>7.3f} {r['anvil_rss_mb']:>9.1f} {r['ort_rss_mb']:>8.1f}")
+              f"{r['ratio']:>7.3f} {r['anvil_rss_mb']:>9.1f} {r['ort_rss_mb']:>8.1f} "
+              f"{'-' if r['anvil_runtime_only_rss_mb'] is None else format(r['anvil_runtime_only_rss_mb'], '.1f'):>10}")
     for c in compile_rows:
         print(f"compile {c['model']}: Anvil {c['compile_s']} s (import to library; then import + load + VM "
               f"{c.get('anvil_load_s', float('nan'))} s), ONNX Runtime import + session creation {c.get('ort_session_s', float('nan'))} s")
