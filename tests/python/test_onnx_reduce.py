@@ -46,3 +46,24 @@ def test_prod_over_an_empty_axis_is_one(rng):
     x = rng.random((2, 0, 4)).astype(np.float32)
     got = _run("ReduceProd", x, [1], 1, opset=18)
     np.testing.assert_array_equal(got, np.ones((2, 1, 4), np.float32))
+
+
+@pytest.mark.parametrize("op,fn", [("ReduceMean", np.mean), ("ReduceSum", np.sum), ("ReduceMax", np.max),
+                                   ("ReduceMin", np.min)])
+def test_reduction_to_a_scalar_fuses_its_epilogue(op, fn, rng):
+    # sqrt(reduce(x * x over every axis, keepdims=0) + eps) * gain: one kernel (fuse_ops gives a
+    # 0-d reduction its prologue and epilogue), against numpy in float64.
+    require(O is not None, "pip package onnx (scripts/setup.sh)")
+    h = O.helper
+    nodes = [h.make_node("Mul", ["x", "x"], ["q"]), h.make_node(op, ["q"], ["r"], keepdims=0),
+             h.make_node("Add", ["r", "eps"], ["a"]), h.make_node("Sqrt", ["a"], ["s"]), h.make_node("Mul", ["s", "g"], ["y"])]
+    consts = [O.numpy_helper.from_array(np.array(v, np.float32), n) for n, v in (("eps", 1e-3), ("g", 0.75))]
+    g = h.make_graph(nodes, "t", [h.make_tensor_value_info("x", O.TensorProto.FLOAT, [64, 300])],
+                     [h.make_tensor_value_info("y", O.TensorProto.FLOAT, [])], initializer=consts)
+    exe = anvil.compile(anvil.frontend.from_onnx(h.make_model(g, opset_imports=[h.make_opsetid("", 18)])), "llvm")
+    kernels = [line for line in exe.as_text().splitlines() if "call @" in line and "vm.builtin" not in line]
+    assert len(kernels) == 1 and "_sqrt_multiply" in kernels[0], kernels
+    x = rng.uniform(-1, 1, (64, 300)).astype(np.float32)
+    got = anvil.runtime.VirtualMachine(exe, anvil.cpu())["main"](x).numpy()
+    want = np.sqrt(fn(x.astype(np.float64) ** 2) + 1e-3) * 0.75
+    assert got.shape == () and abs(float(got) - want) <= 1e-5 * abs(want), (float(got), want)

@@ -2,10 +2,12 @@
 // prologue inlined into it and its epilogue after it, one kernel scheduled by the reduction's
 // implementation, against a naive double reference on random inputs (uniform [-1, 1), seed
 // kSeed). Covers mean with a row axis of no vector multiple (RMS), sum of a broadcast prologue
-// over the leading axis (the vectorised schedule), a 0-d sum, argmax (int64 result), and prod
-// in both of its forms (unrolled, and the log-sum form of long axes).
+// over the leading axis (the vectorised schedule), a 0-d sum, argmax (int64 result), prod in
+// both of its forms (unrolled, and the log-sum form of long axes), and each reduction to a 0-d
+// value with an epilogue after it (the reduction's value a one-element buffer in the kernel).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -118,6 +120,77 @@ TEST_F(FusedReduce, ZeroDimSumOfAbsAndMaxOfAProduct) {
   expect_close(run(k2, {{xs, x}, {xs, y}}, {1, 7, 1}), want, "-max(x * y) (" + k2.implementation + ")");
 }
 
+TEST_F(FusedReduce, ZeroDimReductionsTakeAnEpilogue) {
+  // sum (its reduction stage is the 0-d value itself), then -s * gain.
+  const Shape xs{64, 300};
+  Lowered k = lower_group(R"(
+    def @g(%p0: Tensor[(64, 300), float32], %p1: Tensor[(), float32]) -> Tensor[(), float32] {
+      %t0: Tensor[(), float32] = sum(%p0, keepdims=0)
+      %t1: Tensor[(), float32] = negative(%t0)
+      %t2: Tensor[(), float32] = multiply(%t1, %p1)
+      return %t2
+    }
+  )");
+  std::vector<float> x = random(xs, rng), gain{0.75f};
+  double acc = 0;
+  for (float v : x) acc += v;
+  expect_close(run(k, {{xs, x}, {{}, gain}}, {}), {-acc * 0.75}, "-sum(x) * gain (" + k.implementation + ")", 1e-4);
+  // RMS over everything: sqrt(mean(x * x) + eps) * gain.
+  Lowered rms = lower_group(R"(
+    def @g(%p0: Tensor[(5, 7, 3), float32], %p1: Tensor[(), float32], %p2: Tensor[(), float32]) -> Tensor[(), float32] {
+      %t0: Tensor[(5, 7, 3), float32] = multiply(%p0, %p0)
+      %t1: Tensor[(), float32] = mean(%t0, keepdims=0)
+      %t2: Tensor[(), float32] = add(%t1, %p1)
+      %t3: Tensor[(), float32] = sqrt(%t2)
+      %t4: Tensor[(), float32] = multiply(%t3, %p2)
+      return %t4
+    }
+  )");
+  std::vector<float> y = random({5, 7, 3}, rng), eps{1e-3f};
+  double sq = 0;
+  for (float v : y) sq += double(v) * v;
+  expect_close(run(rms, {{{5, 7, 3}, y}, {{}, eps}, {{}, gain}}, {}), {std::sqrt(sq / 105 + double(eps[0])) * 0.75},
+               "rms to 0-d (" + rms.implementation + ")");
+  // max of a prologue, then exp(m - 1); and prod, unrolled (6 terms) and in the log-sum form (80).
+  Lowered mx = lower_group(R"(
+    def @g(%p0: Tensor[(37, 24), float32], %p1: Tensor[(), float32]) -> Tensor[(), float32] {
+      %t0: Tensor[(37, 24), float32] = abs(%p0)
+      %t1: Tensor[(), float32] = max(%t0, keepdims=0)
+      %t2: Tensor[(), float32] = subtract(%t1, %p1)
+      %t3: Tensor[(), float32] = exp(%t2)
+      return %t3
+    }
+  )");
+  std::vector<float> z = random({37, 24}, rng), one{1.0f};
+  double m = 0;
+  for (float v : z) m = std::max(m, std::fabs(double(v)));
+  expect_close(run(mx, {{{37, 24}, z}, {{}, one}}, {}), {std::exp(m - 1)}, "exp(max|x| - 1) (" + mx.implementation + ")");
+  for (int64_t n : {6, 80}) {
+    const std::string ts = "Tensor[(" + std::to_string(n) + ",), float32]";
+    Lowered pk = lower_group("def @g(%p0: " + ts + ", %p1: Tensor[(), float32]) -> Tensor[(), float32] {\n"
+                             "  %t0: " + ts + " = add(%p0, %p1)\n"
+                             "  %t1: Tensor[(), float32] = prod(%t0, keepdims=0)\n"
+                             "  %t2: Tensor[(), float32] = negative(%t1)\n"
+                             "  return %t2\n}\n");
+    std::vector<float> w = random({n}, rng);
+    for (float& v : w) v /= 8;  // 1 + w in [0.875, 1.125)
+    double want = 1;
+    for (float v : w) want *= double(v) + 1;
+    expect_close(run(pk, {{{n}, w}, {{}, one}}, {}), {-want}, "-prod over " + std::to_string(n), 2e-5);
+  }
+  // argmax to a 0-d int64, then its negative.
+  Lowered am = lower_group(R"(
+    def @g(%p0: Tensor[(50,), float32]) -> Tensor[(), int64] {
+      %t0: Tensor[(), int64] = argmax(%p0, axis=0, keepdims=0)
+      %t1: Tensor[(), int64] = negative(%t0)
+      return %t1
+    }
+  )");
+  std::vector<float> a = random({50}, rng);
+  const double best = double(std::max_element(a.begin(), a.end()) - a.begin());
+  expect_close(run(am, {{{50}, a}}, {}, DataType::int64()), {-best}, "-argmax to 0-d", 0);
+}
+
 TEST_F(FusedReduce, ArgmaxOfAPrologue) {
   const int64_t N = 9, C = 13;
   Lowered k = lower_group(R"(
@@ -167,3 +240,4 @@ TEST_F(FusedReduce, ProdOfAPrologueShortAndLongAxes) {
 
 }  // namespace
 }  // namespace anvil::ops
+

@@ -90,9 +90,10 @@ Stmt wrap_realize(LowerState* state, int i, Stmt body) {
   for (const StorageAlign& a : info.stage->storage_aligns)
     body = tir::attr_stmt("buffer_dim_align", b->data(),
                           ir::string_imm(str_cat("dim=", a.dim, " factor=", a.factor, " offset=", a.offset)), body);
+  // A 0-d stage (a full reduction read by a fused epilogue) holds one element.
   std::vector<PrimExpr> extents;
   if (b->strides().empty())
-    extents = b->shape();
+    extents = b->ndim() == 0 ? std::vector<PrimExpr>{PrimExpr(1)} : b->shape();
   else
     extents = {b->ndim() == 0 ? PrimExpr(1) : fold_mul(b->strides()[0], b->shape()[0])};
   return tir::allocate(b->data(), b->dtype(), extents, b->scope(), body);

@@ -82,6 +82,25 @@ TEST(TeLower, ScalarOutputTotalSum) {
   expect_close(t, {want});
 }
 
+// A 0-d stage read by another (a full reduction with a fused epilogue) is allocated as one
+// element: TIR's Allocate takes at least one extent.
+TEST(TeLower, ZeroDimIntermediateStageIsOneElement) {
+  Tensor A = placeholder({3, 4}, DataType::float32(), "A");
+  IterVar r = reduce_axis(0, 3, "r"), c = reduce_axis(0, 4, "c");
+  Tensor T = compute({}, [&](const std::vector<Var>&) { return sum(A(r, c), {r, c}); }, "T");
+  Tensor U = compute({}, [&](const std::vector<Var>&) { return T(std::vector<PrimExpr>{}) * 2.0f; }, "U");
+  Schedule s = create_schedule({U});
+  tir::PrimFunc f = lower(s, {A, U}, "twice_total");
+  const std::string text = tir::to_string(f);
+  EXPECT_NE(text.find("allocate(float32, [1]"), std::string::npos) << text;
+  HostTensor a({3, 4}), u({});
+  fill_random(a, kSeed);
+  run(f, {a.ptr(), u.ptr()});
+  double want = 0;
+  for (size_t i = 0; i < a.size(); ++i) want += a[i];
+  expect_close(u, {2 * want});
+}
+
 TEST(TeLower, VectorLambdaComputeOverThreeDimensions) {
   Tensor A = placeholder({2, 3, 4}, DataType::float32(), "A");
   Tensor B = compute(

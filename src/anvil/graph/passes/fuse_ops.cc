@@ -78,8 +78,8 @@ class Fuser {
     std::vector<bool> absorbed(bindings.size(), false);
     std::vector<std::vector<size_t>> members(bindings.size());  // per root, in binding order
     std::vector<std::optional<Type>> anchor(bindings.size());   // per root: its anchor's type
-    // Roots no consumer may adopt: a 0-d reduction (its result would become a 0-d intermediate
-    // buffer, which lowering does not allocate).
+    // Roots no consumer may adopt: a reduction of unknown rank (lowering needs the rank). A 0-d
+    // one is adopted like any other: its result becomes a one-element buffer in the kernel.
     std::vector<bool> sealed(bindings.size(), false);
     auto call_at = [&](size_t k) { return bindings[k].value.as<CallNode>(); };
     // The binding index of `a` when it is the root of a group that may still be adopted.
@@ -111,7 +111,7 @@ class Fuser {
           members[i].push_back(i);
         }
         anchor[i] = bindings[i].value.type();
-        sealed[i] = !bindings[i].value.type().has_rank() || bindings[i].value.type().ndim() == 0;
+        sealed[i] = !bindings[i].value.type().has_rank();
         any = any || members[i].size() > 1;
         continue;
       }

@@ -29,7 +29,8 @@
 // is a plain group (no anchor) whose root has that single use: the prologue, inlined into the
 // reduction by its schedule. mean(multiply(%d, %d)) then add(eps), sqrt is one kernel
 // ("fused_multiply_mean_add_sqrt"); a prologue value with a second use stays outside. A 0-d
-// reduction takes no epilogue.
+// reduction (every axis, keepdims=0) takes an epilogue too: its value is then a one-element
+// buffer inside the kernel (te lowering allocates a 0-d stage as one element).
 //
 // `fusible` (optional) narrows which calls may join a group beyond the pattern; the pipeline
 // passes one that leaves out the operators the VM evaluates itself (views, shape values) and

@@ -296,10 +296,48 @@ TEST(GraphFuseOps, ReductionPrologueTreeWithoutEpilogue) {
   )");
 }
 
+TEST(GraphFuseOps, ScalarReductionTakesItsEpilogue) {
+  // ReduceMean over every axis to a 0-d value, then sqrt(. + eps) * gain, all 0-d: one group with
+  // the square as prologue. The divide reads the 0-d mean at another type (n, 8): not an epilogue.
+  expect_pass(fuse, R"(
+    def @main(%x: Tensor[(n, 8), float32], %eps: Tensor[(), float32],
+              %gain: Tensor[(), float32]) -> Tuple[Tensor[(), float32], Tensor[(n, 8), float32]] {
+      %q: Tensor[(n, 8), float32] = multiply(%x, %x)
+      %v: Tensor[(), float32] = mean(%q, keepdims=0)
+      %a: Tensor[(), float32] = add(%v, %eps)
+      %s: Tensor[(), float32] = sqrt(%a)
+      %y: Tensor[(), float32] = multiply(%s, %gain)
+      %m: Tensor[(), float32] = max(%x, keepdims=0)
+      %d: Tensor[(n, 8), float32] = divide(%x, %m)
+      %r: Tuple[Tensor[(), float32], Tensor[(n, 8), float32]] = (%y, %d)
+      return %r
+    }
+  )",
+              R"(
+    def @fused_multiply_mean_add_sqrt_multiply(%p0: Tensor[(n, 8), float32], %p1: Tensor[(), float32],
+                                               %p2: Tensor[(), float32]) -> Tensor[(), float32] {
+      %t0: Tensor[(n, 8), float32] = multiply(%p0, %p0)
+      %t1: Tensor[(), float32] = mean(%t0, keepdims=0)
+      %t2: Tensor[(), float32] = add(%t1, %p1)
+      %t3: Tensor[(), float32] = sqrt(%t2)
+      %t4: Tensor[(), float32] = multiply(%t3, %p2)
+      return %t4
+    }
+    def @main(%x: Tensor[(n, 8), float32], %eps: Tensor[(), float32],
+              %gain: Tensor[(), float32]) -> Tuple[Tensor[(), float32], Tensor[(n, 8), float32]] {
+      %y: Tensor[(), float32] = call_fused(%x, %eps, %gain, func="fused_multiply_mean_add_sqrt_multiply")
+      %m: Tensor[(), float32] = max(%x, keepdims=0)
+      %d: Tensor[(n, 8), float32] = divide(%x, %m)
+      %r: Tuple[Tensor[(), float32], Tensor[(n, 8), float32]] = (%y, %d)
+      return %r
+    }
+  )");
+}
+
 TEST(GraphFuseOps, ReductionLimits) {
   // Softmax's exp has two uses (the sum and the divide): it is nobody's prologue. A 0-d sum takes
-  // its prologue but no epilogue. A reduction is not a prologue of another reduction, and an
-  // anchor group is not a reduction's prologue.
+  // its prologue and its epilogue like any reduction. A reduction is not a prologue of another
+  // reduction, and an anchor group is not a reduction's prologue.
   expect_pass(fuse, R"(
     def @main(%x: Tensor[(n, 8), float32], %w: Tensor[(8, 8), float32]) -> Tuple[Tensor[(n, 8), float32], Tensor[(), float32], Tensor[(n,), int64], Tensor[(n,), float32]] {
       %e: Tensor[(n, 8), float32] = exp(%x)
@@ -318,10 +356,11 @@ TEST(GraphFuseOps, ReductionLimits) {
     }
   )",
               R"(
-    def @fused_abs_sum(%p0: Tensor[(n, 8), float32]) -> Tensor[(), float32] {
+    def @fused_abs_sum_negative(%p0: Tensor[(n, 8), float32]) -> Tensor[(), float32] {
       %t0: Tensor[(n, 8), float32] = abs(%p0)
       %t1: Tensor[(), float32] = sum(%t0, keepdims=0)
-      return %t1
+      %t2: Tensor[(), float32] = negative(%t1)
+      return %t2
     }
     def @fused_matmul_relu(%p0: Tensor[(n, 8), float32], %p1: Tensor[(8, 8), float32]) -> Tensor[(n, 8), float32] {
       %t0: Tensor[(n, 8), float32] = matmul(%p0, %p1)
@@ -332,8 +371,7 @@ TEST(GraphFuseOps, ReductionLimits) {
       %e: Tensor[(n, 8), float32] = exp(%x)
       %s: Tensor[(n, 1), float32] = sum(%e, axes=[1], keepdims=1)
       %y: Tensor[(n, 8), float32] = divide(%e, %s)
-      %t: Tensor[(), float32] = call_fused(%x, func="fused_abs_sum")
-      %z: Tensor[(), float32] = negative(%t)
+      %z: Tensor[(), float32] = call_fused(%x, func="fused_abs_sum_negative")
       %mx: Tensor[(n, 1), float32] = max(%x, axes=[1], keepdims=1)
       %am: Tensor[(n,), int64] = argmax(%mx, axis=1, keepdims=0)
       %h: Tensor[(n, 8), float32] = call_fused(%x, %w, func="fused_matmul_relu")
