@@ -29,6 +29,9 @@ void set_feature(llvm::StringMap<bool>& features, llvm::StringRef name, bool on)
 }  // namespace
 
 int vector_lanes_of(const Target& target) {
+  // The c target's source is built by `cc -O2` for the baseline ISA (SSE2 on x86-64: 4 floats),
+  // and it has no -mcpu/-mtriple to read.
+  if (target.kind() != TargetKind::kLLVM) return 4;
   std::optional<std::string> cpu = target.get_string("mcpu");
   std::optional<std::string> triple = target.get_string("mtriple");
   llvm::Triple host(llvm::sys::getProcessTriple());
