@@ -53,7 +53,7 @@ def reference_pad(x, begins, ends, mode, value=0.0):
 @pytest.mark.parametrize("mode", ["constant", "edge", "reflect", "wrap"])
 def test_pad_by_run_time_amounts(mode):
     rng = np.random.default_rng(11)
-    inputs = [("x", TP.FLOAT, [3, 4, 5]), ("p", TP.INT64, [6])]
+    inputs = [("x", TP.FLOAT, ["a", "b", "c"]), ("p", TP.INT64, [6])]  # symbolic dims: an empty axis below
     node_inputs = ["x", "p"]
     if mode == "constant":
         inputs.append(("v", TP.FLOAT, []))
@@ -75,6 +75,11 @@ def test_pad_by_run_time_amounts(mode):
     args = [x, np.array(bad, dtype=np.int64)] + ([np.array(0, dtype="float32")] if mode == "constant" else [])
     with pytest.raises(ValueError, match=r"Pad.*(dim \+ begin \+ end must be >= 0|pads by amounts >= 0)"):
         f(*args)
+    if mode != "constant":  # an empty axis: not padded is fine, padded is an error (nothing to repeat)
+        empty = np.zeros((3, 0, 5), dtype="float32")
+        assert f(empty, np.array([1, 0, 0, 0, 0, 2], dtype=np.int64))[0].shape == (4, 0, 7)
+        with pytest.raises(ValueError, match=r"an empty axis not at all"):
+            f(empty, np.array([0, 1, 0, 0, 0, 0], dtype=np.int64))
 
 
 def test_pad_by_run_time_axes():

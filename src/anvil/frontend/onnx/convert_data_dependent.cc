@@ -166,19 +166,19 @@ graph::Expr pad_amounts_at_run_time(ImportContext& ctx, const graph::Expr& x, co
   } else if (count != 2 * n) {
     ctx.bad_model(str_cat("pads has ", count, " entries, expected 2 * rank = ", 2 * n));
   }
-  // Output dims in + begin + end >= 0; the other modes pad by non-negative amounts, reflect by
-  // less than the dim (one reflection).
+  // Output dims in + begin + end >= 0; the other modes pad by non-negative amounts, an axis they
+  // pad must not be empty (edge/wrap read it), and reflect pads by less than the dim (one reflection).
   graph::Expr dims = dims_tensor(ctx, x.type().shape()), zero = int64_constant(ctx, {}, {0});
   graph::Expr begin = slice_1d(ctx, pads, 0, n), end = slice_1d(ctx, pads, n, 2 * n);
   oks.push_back(ctx.emit("greater_equal", {ctx.emit("add", {ctx.emit("add", {dims, begin}), end}), zero}));
   std::string rule = "each axis's dim + begin + end must be >= 0";
   if (mode != "constant") {
     oks.push_back(ctx.emit("greater_equal", {pads, zero}));
-    rule = str_cat("mode '", mode, "' pads by amounts >= 0");
-  }
-  if (mode == "reflect") {
-    oks.push_back(all_of(ctx, {ctx.emit("less", {begin, dims}), ctx.emit("less", {end, dims})}));
-    rule += " and less than the axis's dim";
+    graph::Expr fits = mode == "reflect" ? all_of(ctx, {ctx.emit("less", {begin, dims}), ctx.emit("less", {end, dims})})
+                                         : ctx.emit("greater", {dims, zero});
+    oks.push_back(ctx.emit("logical_or", {ctx.emit("equal", {ctx.emit("add", {begin, end}), zero}), fits}));
+    rule = str_cat("mode '", mode, "' pads by amounts >= 0", mode == "reflect" ? " and less than the axis's dim" : "",
+                   ", an empty axis not at all");
   }
   for (graph::Expr& ok : oks)  // one bool vector to check
     if (ok.type().ndim() == 0) ok = ctx.emit("reshape", {ok, graph::ShapeExpr::make({ir::int_imm(1)})});
