@@ -24,6 +24,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "anvil/graph/expr.h"
@@ -40,6 +41,11 @@ using KernelFn = std::function<tir::Stmt(const graph::CallNode& call, const std:
                                          const std::vector<ir::Buffer>& outputs, const Target& target)>;
 
 struct OpImplementation {
+  OpImplementation() = default;
+  // A compute definition with its schedule (the usual row; {name, compute, schedule} reads as before).
+  OpImplementation(std::string n, ComputeFn c, ScheduleFn s)
+      : name(std::move(n)), compute(std::move(c)), schedule(std::move(s)) {}
+
   std::string name;  // "conv2d_nchw.x86", for --dump-ir and profiles
   ComputeFn compute;
   ScheduleFn schedule;
