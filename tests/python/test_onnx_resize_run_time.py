@@ -119,15 +119,15 @@ def test_bad_run_time_values_raise():
     x = np.zeros((1, 2, 3, 4), dtype="float32")
     scaled, _ = build(helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="linear"), [1, 2, 3, 4],
                       [("scales", TP.FLOAT, [4])], 13)
-    with pytest.raises(ValueError, match=r"Resize 'y': scales must be positive"):
-        scaled(x, np.array([1, 1, -2, 2], dtype="float32"))
+    with pytest.raises(ValueError, match=r"Resize 'y': scales must be positive.*; got \[1, 1, -2.5, 2\]"):
+        scaled(x, np.array([1, 1, -2.5, 2], dtype="float32"))
     with pytest.raises(ValueError, match=r"scales must be positive, and 1 for N and C"):
         scaled(x, np.array([1, 2, 2, 2], dtype="float32"))
     with pytest.raises(ValueError, match=r"scales"):
         scaled(x, np.array([1, 1, 2], dtype="float32"))  # wrong length: the argument check names the input
     sized, _ = build(helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="nearest"), [1, 2, 3, 4],
                      [("sizes", TP.INT64, [4])], 13)
-    with pytest.raises(ValueError, match=r"Resize 'y': sizes must be positive"):
+    with pytest.raises(ValueError, match=r"Resize 'y': sizes must be positive.*; got \[1, 2, 0, 5\]"):
         sized(x, np.array([1, 2, 0, 5], dtype=np.int64))
     with pytest.raises(ValueError, match=r"N's and C's sizes the input's"):
         sized(x, np.array([1, 3, 4, 5], dtype=np.int64))
@@ -135,3 +135,17 @@ def test_bad_run_time_values_raise():
                   [("scales", TP.FLOAT, [4])], 9)
     with pytest.raises(ValueError, match=r"cannot scale H up and W down"):
         up(x, np.array([1, 1, 2, 0.5], dtype="float32"))
+
+
+@pytest.mark.parametrize("mode", ["linear", "cubic"])
+def test_run_time_antialias(mode):
+    """The filter's tap count follows the run-time scale (a fresh Var per axis)."""
+    rng = np.random.default_rng(6)
+    node = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode=mode, antialias=1)
+    ours, ref = build(node, [1, 2, 12, 10], [("scales", TP.FLOAT, [4])], 18)
+    for s in ([1, 1, 0.5, 0.5], [1, 1, 0.3, 0.8], [1, 1, 0.17, 1.5], [1, 1, 2.0, 0.6]):
+        check(ours, ref, rng.standard_normal((1, 2, 12, 10)).astype("float32"), np.array(s, dtype="float32"))
+    node = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode=mode, antialias=1, axes=[2, 3])
+    ours, ref = build(node, [1, 2, 12, 10], [("sizes", TP.INT64, [2])], 18)
+    for s in ([6, 5], [3, 9], [2, 15], [12, 10]):
+        check(ours, ref, rng.standard_normal((1, 2, 12, 10)).astype("float32"), np.array(s, dtype=np.int64))

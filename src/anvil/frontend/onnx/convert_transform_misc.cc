@@ -176,10 +176,11 @@ Expr f64_constant(ImportContext& ctx, const std::vector<double>& values) {
 // rejects a non-positive scale or size and any change of N or C; for scales, and for sizes
 // under keep_aspect_ratio_policy, the float32 scale the coordinate mapping uses is passed to
 // the kernel as a small tensor (*scale_arg) read at *scale_index (h, w; -1: out / in).
-// *shape: the Shape [out_h, out_w] of fresh Vars (returned) the resize takes as its size.
+// *shape: the Shape [out_h, out_w] of fresh Vars (returned) the resize takes as its size;
+// *hw_scale: the float64 scale along H and W (given, policy's, or out / in) for antialias's taps.
 Values resize_at_run_time(ImportContext& ctx, const std::vector<int64_t>& axes, const std::vector<PrimExpr>& dims,
                           int input, bool is_scales, const std::string& policy, bool legacy_nearest, Expr* scale_arg,
-                          std::vector<int64_t>* scale_index, Expr* shape) {
+                          std::vector<int64_t>* scale_index, Expr* shape, Expr* hw_scale) {
   auto in_dim = [&](const PrimExpr& d) {
     std::optional<int64_t> c = ir::as_const_int(d);
     if (!c) ctx.unsupported("Resize with scales or sizes known only at run time of an input with symbolic H or W");
@@ -226,10 +227,18 @@ Values resize_at_run_time(ImportContext& ctx, const std::vector<int64_t>& axes, 
   Expr sizes;
   std::vector<int64_t> col(k);  // axes[i]'s entry in sizes
   for (size_t i = 0; i < k; ++i) col[i] = static_cast<int64_t>(i);
+  // Along H and W: entry `hw` of values concatenated with `rest` (for an axis axes does not name).
+  auto pick_hw = [&](const Expr& values, std::vector<double> rest, const std::vector<int64_t>& hw) {
+    Expr all = ctx.emit("concat", {values, f64_constant(ctx, rest)}, {{"axis", int64_t{0}}});
+    return ctx.emit("take", {all, ctx.constant(int_tensor({2}, hw, DataType::int64()))}, {{"axis", int64_t{0}}});
+  };
+  const std::vector<int64_t> hw_in_axes = {pos[0] >= 0 ? pos[0] : static_cast<int64_t>(k),
+                                           pos[1] >= 0 ? pos[1] : static_cast<int64_t>(k) + 1};
   if (is_scales) {
     sizes = ctx.emit("floor", {ctx.emit("multiply", {x, f64_constant(ctx, in)})});
     *scale_arg = ctx.emit("cast", {x}, {{"dtype", DataType::float32()}});
     *scale_index = {pos[0], pos[1]};
+    *hw_scale = pick_hw(x, {1.0, 1.0}, hw_in_axes);
   } else if (policy == "stretch") {
     sizes = x;
   } else {
@@ -251,12 +260,14 @@ Values resize_at_run_time(ImportContext& ctx, const std::vector<int64_t>& axes, 
     sizes = ctx.emit("floor", {ctx.emit("add", {ctx.emit("multiply", {s, f64_constant(ctx, spatial_in)}), f64_constant(ctx, {0.5})})});
     *scale_arg = ctx.emit("cast", {s}, {{"dtype", DataType::float32()}});
     *scale_index = {pos[0] >= 0 ? 0 : -1, pos[1] >= 0 ? 0 : -1};
+    *hw_scale = pick_hw(s, {1.0}, {pos[0] >= 0 ? 0 : 1, pos[1] >= 0 ? 0 : 1});
   }
   // [out_h, out_w]: the entries for H and W, the input's dim for one that axes does not name.
   const int64_t m = *ir::as_const_int(sizes.type().dim(0));
-  sizes = ctx.emit("concat", {sizes, f64_constant(ctx, {in_dim(dims[2]), in_dim(dims[3])})}, {{"axis", int64_t{0}}});
-  std::vector<int64_t> hw = {pos[0] >= 0 ? col[static_cast<size_t>(pos[0])] : m, pos[1] >= 0 ? col[static_cast<size_t>(pos[1])] : m + 1};
-  sizes = ctx.emit("take", {sizes, ctx.constant(int_tensor({2}, hw, DataType::int64()))}, {{"axis", int64_t{0}}});
+  const double in_h = in_dim(dims[2]), in_w = in_dim(dims[3]);
+  sizes = pick_hw(sizes, {in_h, in_w},
+                  {pos[0] >= 0 ? col[static_cast<size_t>(pos[0])] : m, pos[1] >= 0 ? col[static_cast<size_t>(pos[1])] : m + 1});
+  if (!is_scales && policy == "stretch") *hw_scale = ctx.emit("divide", {sizes, f64_constant(ctx, {in_h, in_w})});
   sizes = ctx.emit("cast", {sizes}, {{"dtype", DataType::int64()}});
   std::vector<PrimExpr> vars;
   for (const char* d : {"_out_h", "_out_w"})
@@ -310,13 +321,25 @@ std::vector<Expr> convert_resize(ImportContext& ctx) {
   if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
     ctx.bad_model(str_cat("keep_aspect_ratio_policy '", policy, "'"));
   if (run_time < 0 && scales.empty() && !old && ctx.has_input(3) && !ctx.known_values(3)) run_time = 3;
-  Expr scale_arg, size_arg;  // the run-time case's scale tensor (or none) and [out_h, out_w] Shape
+  // The run-time case's scale tensor (or none), [out_h, out_w] Shape, and antialias's tap counts.
+  Expr scale_arg, size_arg, taps_arg;
   std::vector<int64_t> scale_index;
   if (run_time >= 0) {
-    if (ctx.attr_int("antialias", 0) != 0 && mode != "nearest")
-      ctx.unsupported(str_cat("Resize with ", run_time == 3 ? "sizes" : "scales", " not known at import and antialias 1"));
+    Expr hw_scale;
     out = resize_at_run_time(ctx, axes, dims, run_time, run_time != 3, run_time == 3 ? policy : "stretch",
-                             old && mode == "nearest", &scale_arg, &scale_index, &size_arg);
+                             old && mode == "nearest", &scale_arg, &scale_index, &size_arg, &hw_scale);
+    if (!old && ctx.attr_int("antialias", 0) != 0 && mode != "nearest") {
+      // resize2d_antialias's taps per axis, as its static filter: -2 floor(-support / min(s, 1)).
+      Expr s = ctx.emit("minimum", {hw_scale, f64_constant(ctx, {1.0})});
+      Expr support = f64_constant(ctx, {mode == "cubic" ? -2.0 : -1.0});
+      Expr n = ctx.emit("multiply", {ctx.emit("floor", {ctx.emit("divide", {support, s})}), f64_constant(ctx, {-2.0})});
+      n = ctx.emit("cast", {n}, {{"dtype", DataType::int64()}});
+      std::vector<PrimExpr> vars;
+      for (const char* d : {"_taps_h", "_taps_w"})
+        vars.push_back(PrimExpr(ir::Var(str_cat(sanitize_name(ctx.node().output(0)), d), DataType::int32())));
+      taps_arg = ctx.builder().emit(graph::Call::make(graph::kTensorToShape, {n}, {}, graph::Type::shape(vars)),
+                                    str_cat(sanitize_name(ctx.node().output(0)), "_taps"));
+    }
   } else if (!scales.empty()) {
     if (scales.size() != 4) ctx.bad_model(str_cat("scales has ", scales.size(), " values, expected 4"));
     if (scales[0] != 1 || scales[1] != 1) ctx.unsupported("Resize that scales N or C");
@@ -412,6 +435,7 @@ std::vector<Expr> convert_resize(ImportContext& ctx) {
     args.push_back(scale_arg);
     attrs["scale_index"] = AttrValue::ints(scale_index);
   }
+  if (taps_arg.defined()) args.push_back(taps_arg);
   return {ctx.emit(op, args, attrs)};
 }
 

@@ -12,7 +12,9 @@
 // nearest_mode "legacy" (Resize before opset 11 with such scales) rounds down when neither scale
 // is below 1, up otherwise.
 // resize2d_antialias(data, size; the same attrs, mode linear | cubic): antialias 1, the filter
-// stretched by 1 / scale when downsampling.
+// stretched by 1 / scale when downsampling. With scales or sizes known only at run time: (data,
+// size, [scales,] taps) with taps a Shape [n_h, n_w] of the per-axis tap counts (fresh Vars) and
+// scales read at scale_index as for resize2d.
 #include "anvil/base/error.h"
 #include "anvil/graph/op_registry.h"
 #include "anvil/graph/ops/op_util.h"
@@ -42,6 +44,13 @@ Type resize2d_type(const CallNode& call) {
   std::string nm = get_string(call.attrs(), "nearest_mode", "round_prefer_floor");
   if (!one_of(nm, {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "legacy"})) value_error("nearest_mode '", nm, "'");
   size_t nargs = call.args().size();
+  if (call.op() == "resize2d_antialias" && nargs > 2) {
+    // Scales or sizes known only at run time: the last argument the tap counts [n_h, n_w] (a Shape).
+    if (shape_arg(call, static_cast<int>(nargs - 1)).size() != 2) value_error("taps has a length other than 2 (n_h, n_w)");
+    if (get_string(call.attrs(), "coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize")
+      value_error("resize2d_antialias with tf_crop_and_resize");
+    --nargs;
+  }
   if (has_attr(call.attrs(), "scale_index")) {
     if (nargs < 3) value_error("scale_index needs a scales argument (the last)");
     const Type& sc = tensor_arg(call, static_cast<int>(nargs - 1));
@@ -76,7 +85,7 @@ void register_resize_ops() {
   register_op({"resize2d", 2, 4, OpPattern::kInjective, resize2d_type,
                "resize2d(data NCHW, size; mode, coordinate_transformation_mode, ...): ONNX Resize"});
   // A reduction per output over a scale-dependent number of taps: not fused as an injective op.
-  register_op({"resize2d_antialias", 2, 2, OpPattern::kOpaque, resize2d_type,
+  register_op({"resize2d_antialias", 2, 4, OpPattern::kOpaque, resize2d_type,
                "resize2d_antialias(data NCHW, size; mode linear|cubic, ...): ONNX Resize with antialias 1"});
 }
 

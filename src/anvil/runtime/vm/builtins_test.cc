@@ -594,6 +594,11 @@ TEST_F(VMBuiltinsTest, CheckCopiesXOrRaisesItsMessageWithXsValues) {
                ErrorKind::kValue, "bad axes; got [1, -3]");
   expect_error([&] { call("vm.builtin.check", {x, x, Value("m")}); }, ErrorKind::kType,
                "vm.builtin.check: argument 1 (ok): expected a bool tensor");
+  // A float x (Resize's run-time scales) shows its values too.
+  const float scales[3] = {1.0f, -0.5f, 2.0f};
+  Tensor f = tensor(DataType::float32(), {3}, scales);
+  expect_error([&] { call("vm.builtin.check", {f, tensor(DataType::boolean(), {3}, one_false), Value("bad scales")}); },
+               ErrorKind::kValue, "bad scales; got [1, -0.5, 2]");
 }
 
 // Python's floor division and modulo, as the reference for shape_compute.

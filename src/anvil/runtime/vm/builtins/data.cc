@@ -76,13 +76,27 @@ Value read_if_cond(Args args) {
   return Value(nonzero);
 }
 
-// A few of an integer tensor's values for a message: "[0, -4]" (other dtypes: its description).
+// A few of an integer (or float32/float64) tensor's values for a message: "[0, -4]", "[1, -0.5]"
+// (other dtypes: its description).
 std::string int_values_text(const Tensor& host) {
   DataType d = host.dtype();
-  if (!((d.is_int() || d.is_uint()) && (d.bytes() == 4 || d.bytes() == 8)) || d.lanes() != 1) return host.to_string();
+  const bool is_float = d.is_float() && (d.bytes() == 4 || d.bytes() == 8);
+  if (!(is_float || ((d.is_int() || d.is_uint()) && (d.bytes() == 4 || d.bytes() == 8))) || d.lanes() != 1)
+    return host.to_string();
   std::string out = "[";
   for (int64_t i = 0; i < host.numel() && i < 16; ++i) {
     const auto* p = static_cast<const unsigned char*>(host.data()) + static_cast<size_t>(i) * d.bytes();
+    if (is_float) {  // Resize's run-time scales
+      double f = 0;
+      if (d.bytes() == 8) std::memcpy(&f, p, 8);
+      else {
+        float g = 0;
+        std::memcpy(&g, p, 4);
+        f = g;
+      }
+      out += str_cat(i ? ", " : "", f);
+      continue;
+    }
     int64_t v = 0;
     if (d.bytes() == 8) std::memcpy(&v, p, 8);
     else {
