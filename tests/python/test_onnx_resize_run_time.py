@@ -149,3 +149,17 @@ def test_run_time_antialias(mode):
     ours, ref = build(node, [1, 2, 12, 10], [("sizes", TP.INT64, [2])], 18)
     for s in ([6, 5], [3, 9], [2, 15], [12, 10]):
         check(ours, ref, rng.standard_normal((1, 2, 12, 10)).astype("float32"), np.array(s, dtype=np.int64))
+
+
+def test_run_time_scales_and_sizes_with_a_dynamic_batch():
+    rng = np.random.default_rng(7)
+    scaled, scaled_ref = build(helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="linear"), ["n", 3, 5, 7],
+                               [("scales", TP.FLOAT, [4])], 13)
+    sized, sized_ref = build(helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="cubic"), ["n", 3, 5, 7],
+                             [("sizes", TP.INT64, [4])], 13)
+    for n, s, z in ((1, [1, 1, 1.5, 0.5], [1, 3, 8, 3]), (3, [1, 1, 0.4, 2.0], [3, 3, 2, 11])):
+        x = rng.standard_normal((n, 3, 5, 7)).astype("float32")
+        check(scaled, scaled_ref, x, np.array(s, dtype="float32"))
+        check(sized, sized_ref, x, np.array(z, dtype=np.int64))
+    with pytest.raises(ValueError, match=r"scales must be positive, and 1 for N and C"):
+        scaled(rng.standard_normal((2, 3, 5, 7)).astype("float32"), np.array([2, 1, 1, 1], dtype="float32"))

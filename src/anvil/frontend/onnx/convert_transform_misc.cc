@@ -171,7 +171,7 @@ Expr f64_constant(ImportContext& ctx, const std::vector<double>& values) {
 }
 
 // Resize's scales or sizes known only at run time (input `input`, one value per axis of `axes`,
-// the input's dims static). The output dims are computed in the graph from the value, in
+// the input's H and W static; N and C may be symbolic). The output dims are computed in the graph from the value, in
 // float64 as the static path computes them, and become fresh Vars (tensor_to_shape); a check
 // rejects a non-positive scale or size and any change of N or C; for scales, and for sizes
 // under keep_aspect_ratio_policy, the float32 scale the coordinate mapping uses is passed to
@@ -181,18 +181,19 @@ Expr f64_constant(ImportContext& ctx, const std::vector<double>& values) {
 Values resize_at_run_time(ImportContext& ctx, const std::vector<int64_t>& axes, const std::vector<PrimExpr>& dims,
                           int input, bool is_scales, const std::string& policy, bool legacy_nearest, Expr* scale_arg,
                           std::vector<int64_t>* scale_index, Expr* shape, Expr* hw_scale) {
+  const char* what = is_scales ? "scales" : "sizes";
   auto in_dim = [&](const PrimExpr& d) {
     std::optional<int64_t> c = ir::as_const_int(d);
-    if (!c) ctx.unsupported("Resize with scales or sizes known only at run time of an input with symbolic H or W");
+    if (!c) ctx.unsupported(str_cat("Resize with ", what, " not known at import and a symbolic H or W (run-time ", what,
+                                    " need them static)"));
     return static_cast<double>(*c);
   };
-  const char* what = is_scales ? "scales" : "sizes";
   Expr v = ctx.input(input);
   const graph::Type& t = v.type();
   if (!t.is_tensor() || !t.has_rank() || t.ndim() != 1)
     ctx.bad_model(str_cat(what, " must be a 1-d tensor, not ", graph::to_string(t)));
   std::optional<int64_t> len = ir::as_const_int(t.dim(0));
-  if (!len) ctx.unsupported(str_cat("Resize with ", what, " of a length known only at run time"));
+  if (!len) ctx.unsupported(str_cat("Resize with ", what, " not known at import, of a length known only at run time"));
   const size_t k = axes.size();
   if (*len != static_cast<int64_t>(k)) ctx.bad_model(str_cat(what, " has ", *len, " values for ", k, " axes"));
   if (is_scales != t.dtype().is_float())
@@ -200,9 +201,10 @@ Values resize_at_run_time(ImportContext& ctx, const std::vector<int64_t>& axes, 
   std::vector<double> in(k), nc(k);  // the input's dims along axes; 1 where the axis is N or C
   for (size_t i = 0; i < k; ++i) {
     std::optional<int64_t> d = ir::as_const_int(dims[static_cast<size_t>(axes[i])]);
-    if (!d) ctx.unsupported(str_cat("Resize with ", what, " known only at run time of an input with symbolic dims"));
-    in[i] = static_cast<double>(*d);
-    nc[i] = axes[i] < 2 ? 1.0 : 0.0;
+    // A symbolic N or C (a dynamic batch): its scale must still be 1; its size is taken to be
+    // the input's (unchecked, as on the static path). H and W: in_dim below.
+    in[i] = d ? static_cast<double>(*d) : axes[i] < 2 ? 1.0 : in_dim(dims[static_cast<size_t>(axes[i])]);
+    nc[i] = axes[i] < 2 && (d || is_scales) ? 1.0 : 0.0;
   }
   int64_t pos[2] = {-1, -1};  // where H and W are in axes
   for (size_t i = 0; i < k; ++i)
@@ -252,7 +254,8 @@ Values resize_at_run_time(ImportContext& ctx, const std::vector<int64_t>& axes, 
         spatial_in.push_back(in[i]);
       }
     if (spatial.size() != k)
-      ctx.unsupported("keep_aspect_ratio_policy with sizes known only at run time whose axes name N or C (they would be scaled)");
+      ctx.unsupported("Resize with sizes not known at import and a keep_aspect_ratio_policy whose axes name N or C "
+                      "(they would be scaled)");
     Expr idx = ctx.constant(int_tensor({static_cast<int64_t>(spatial.size())}, spatial, DataType::int64()));
     Expr ratio = ctx.emit("divide", {ctx.emit("take", {x, idx}, {{"axis", int64_t{0}}}), f64_constant(ctx, spatial_in)});
     Expr s = ctx.emit(policy == "not_larger" ? "min" : "max", {ratio}, {{"axes", AttrValue::ints({0})}, {"keepdims", int64_t{1}}});
