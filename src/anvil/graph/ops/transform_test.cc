@@ -125,5 +125,21 @@ TEST_F(TransformTypes, GatherElementsOneHotDepthToSpace) {
   EXPECT_EQ(type_of("trilu", {x({n, 4})}, {{"k", 0}}), "Tensor[(n, 4), float32]");
 }
 
+TEST_F(TransformTypes, Resize2dWithRunTimeScalesAndTaps) {
+  // Scales known only at run time: a last float32 argument read at scale_index; the size a Shape of Vars.
+  ir::Var oh("oh", DataType::int32()), ow("ow", DataType::int32()), th("th", DataType::int32()), tw("tw", DataType::int32());
+  Var size = Var::make("size", Type::shape({oh, ow})), taps = Var::make("taps", Type::shape({th, tw}));
+  Var scales = x({4});
+  Attrs at{{"mode", "linear"}, {"scale_index", AttrValue::ints({2, 3})}};
+  EXPECT_EQ(type_of("resize2d", {x({n, 3, 5, 7}), size, scales}, at), "Tensor[(n, 3, oh, ow), float32]");
+  EXPECT_EQ(type_of("resize2d_antialias", {x({n, 3, 5, 7}), size, scales, taps}, at), "Tensor[(n, 3, oh, ow), float32]");
+  EXPECT_EQ(type_of("resize2d_antialias", {x({1, 3, 5, 7}), size, taps}, {{"mode", "cubic"}}), "Tensor[(1, 3, oh, ow), float32]");
+  EXPECT_EQ(error_of("resize2d", {x({1, 3, 5, 7}), size, scales}, {{"scale_index", AttrValue::ints({2, 4})}}), ErrorKind::kValue);
+  EXPECT_EQ(error_of("resize2d", {x({1, 3, 5, 7}), size, x({4}, DataType::int64())}, at), ErrorKind::kType);
+  EXPECT_EQ(error_of("resize2d", {x({1, 3, 5, 7}), size}, {{"nearest_mode", "legacy"}}), ErrorKind::kValue);
+  EXPECT_EQ(error_of("resize2d_antialias", {x({1, 3, 5, 7}), size, Var::make("t", Type::shape({th}))}, {{"mode", "linear"}}),
+            ErrorKind::kValue);
+}
+
 }  // namespace
 }  // namespace anvil::graph
