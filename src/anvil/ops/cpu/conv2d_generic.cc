@@ -1,6 +1,9 @@
 // nn.conv2d and nn.conv2d_transpose for CPUs: compute definitions for every attribute form
-// (strides, dilation, per-side padding, groups, symbolic batch) and two schedules:
+// (strides, dilation, per-side padding, groups, symbolic batch) and three schedules:
 //
+//  - "conv_pointwise" (1x1, unit strides, no padding, one group, static planes of at least 28x28
+//    with rows of at least 28, AVX-512): a GEMM tile of 4-8 output channels x 1-2 rows x 16-64
+//    columns vectorised along the NCHW row (see pointwise_tile), weights [O/kt, C, 1, 1, kt].
 //  - "conv2d_nchwc.x86" (static channels and spatial dims, output channels per group divisible
 //    by a vector block): the NCHWc register tile of ops/cpu/conv2d.h — weights packed inside the
 //    kernel to [O/kb, C/g, R, S, kb] (a compile-time packing pass can take that over), a tile of
@@ -71,6 +74,71 @@ int64_t packed_block_of(const graph::CallNode& call) {
   return layout == "OIHW" ? 0 : std::stoll(layout.substr(4, layout.size() - 5));
 }
 
+// A 1x1 convolution with unit strides, no padding and one group over a large plane is a GEMM
+// out[n, k, y, x] = sum_c w[k, c] * data[n, c, y, x]. The NCHWc register tile (columns x
+// channels, stored back to NCHW through a transpose) loses there when the reduction is short
+// (MobileNetV2's 16 -> 96 at 112x112: 3.8x ONNX Runtime): its store dominates. Here the tile is
+// kt output channels x rows x columns vectorised along the row, so the data rows load
+// contiguously, the weights are broadcast scalars ([O/kt, C, 1, 1, kt], contiguous per input
+// channel) and the output and its epilogue store contiguously in NCHW.
+struct PointwiseTile {
+  int cols = 0, rows = 0, channels = 0;  // columns (vectorised), rows and channels (unrolled)
+};
+
+// About 16 vector accumulators of 16 floats: columns a divisor of W (whole rows up to 64),
+// two rows when a row is one vector. Empty (channels 0) when the plane is too small or odd.
+PointwiseTile pointwise_tile(int64_t H, int64_t W, int64_t O) {
+  PointwiseTile t;
+  if (W < 28 || H * W < 28 * 28) return t;  // smaller planes: the NCHWc tile measured as fast
+  for (int c = 64; c >= 16 && t.cols == 0; c -= 16)
+    if (W % c == 0) t.cols = c;
+  if (t.cols == 0) t.cols = 16;  // a guarded last column tile
+  const int vectors = (t.cols + 15) / 16;
+  t.rows = vectors == 1 && H % 2 == 0 ? 2 : 1;
+  const int want = vectors * t.rows <= 2 ? 8 : 4;  // 8 x 2 or 4 x (3 or 4) accumulators
+  for (int k = want; k >= 4; k /= 2)
+    if (O % k == 0) {
+      t.channels = k;
+      break;
+    }
+  return t;
+}
+
+// Output channels per tile of the pointwise schedule, 0 when it does not apply.
+int pointwise_block(const graph::CallNode& call, const std::vector<PrimExpr>& data_shape,
+                    const std::vector<PrimExpr>& weight_oihw, DataType dtype, const Target& target) {
+  const ConvAttrs c = conv_attrs(call);
+  if (dtype != DataType::float32() || c.groups != 1 || c.sh != 1 || c.sw != 1 || c.dh != 1 || c.dw != 1 || c.pt ||
+      c.pl || c.pb || c.pr || vector_lanes_of(target) < 16)
+    return 0;
+  for (int i = 1; i < 4; ++i)
+    if (!ir::as_const_int(data_shape[i])) return 0;
+  for (int i = 0; i < 4; ++i)
+    if (!ir::as_const_int(weight_oihw[i])) return 0;
+  if (*ir::as_const_int(weight_oihw[2]) != 1 || *ir::as_const_int(weight_oihw[3]) != 1) return 0;
+  return pointwise_tile(*ir::as_const_int(data_shape[2]), *ir::as_const_int(data_shape[3]),
+                        *ir::as_const_int(weight_oihw[0]))
+      .channels;
+}
+
+template <typename WeightAt>
+std::vector<te::Tensor> conv2d_pointwise(const te::Tensor& data, const te::Tensor& weight, int64_t packed,
+                                         const WeightAt& w_at, const std::vector<PrimExpr>& oshape, int kt) {
+  const int O = int(*ir::as_const_int(oshape[1]));
+  te::Tensor wp = weight;
+  if (packed != kt) {
+    wp = te::compute({O / kt, weight.shape()[1], 1, 1, kt},
+                     [&](const std::vector<Var>& i) { return w_at(i[0] * kt + i[4], i[1], 0, 0); }, "weight_packed");
+  }
+  te::IterVar rc = te::reduce_axis(0, data.shape()[1], "rc");
+  return {te::compute(
+      oshape,
+      [&](Var n, Var k, Var y, Var x) {
+        return te::sum(data(n, rc, y, x) * wp(ir::floordiv(k, kt), rc, 0, 0, ir::floormod(k, kt)), {rc});
+      },
+      "conv_pointwise")};
+}
+
 std::vector<te::Tensor> conv2d_compute(const graph::CallNode& call, const std::vector<te::Tensor>& in,
                                        const Target& target) {
   const ConvAttrs c = conv_attrs(call);
@@ -89,6 +157,8 @@ std::vector<te::Tensor> conv2d_compute(const graph::CallNode& call, const std::v
   te::Tensor padded = pad_planes(data, c);
   te::IterVar rc = te::reduce_axis(0, Cg, "rc"), ry = te::reduce_axis(0, weight.shape()[2], "ry"),
               rx = te::reduce_axis(0, weight.shape()[3], "rx");
+  if (const int kt = pointwise_block(call, data.shape(), wshape, data.dtype(), target); kt > 0)
+    return conv2d_pointwise(data, weight, packed, w_at, oshape, kt);
   int kb = conv2d_nchwc_block(data.shape(), wshape, data.dtype(), c.groups, target);
   const bool depthwise = ir::as_const_int(Cg) == std::optional<int64_t>(1) && o_static == c.groups;
   if (packed && kb > 0 && (o_static / c.groups) % packed == 0) kb = int(packed);
@@ -200,10 +270,44 @@ void schedule_nchwc(te::Schedule& s, const te::Tensor& out, const te::Tensor& bl
   b.vectorize(blocked.axis(4));
 }
 
+// Tiles of rows x columns (and the batch) in parallel; per tile the output channels kt at a
+// time, the reduction over the input channels outside a kt x rows x cols register tile
+// (channels and rows unrolled, columns vectorised). The data tile stays in L1 across the
+// channel blocks. out is conv (no epilogue) or its fused epilogue.
+void schedule_pointwise(te::Schedule& s, const te::Tensor& out, const te::Tensor& conv) {
+  const te::Tensor wp = find_tensor({out}, "weight_packed");  // undefined when prepacked
+  if (wp.defined()) {
+    s[wp].parallel(wp.axis(0));
+    s[wp].vectorize(wp.axis(4));
+  }
+  const PointwiseTile t = pointwise_tile(*ir::as_const_int(out.shape()[2]), *ir::as_const_int(out.shape()[3]),
+                                         *ir::as_const_int(out.shape()[1]));
+  te::Tensor acc = conv;
+  if (out.get() == conv.get()) acc = s.cache_write(conv, "local");
+  te::Stage& o = s[out];
+  auto [ko, ki] = o.split(out.axis(1), t.channels);
+  auto [yo, yi] = o.split(out.axis(2), t.rows);
+  auto [xo, xi] = o.split(out.axis(3), t.cols);
+  o.reorder({out.axis(0), yo, xo, ko, ki, yi, xi});
+  // xo stays a serial loop: with a guarded last column tile loop_partition peels it (a
+  // constant-width tail) only there.
+  fuse_all_parallel(o, {out.axis(0), yo});
+  o.unroll(ki);
+  o.unroll(yi);
+  o.vectorize(xi);
+  te::Stage& a = s[acc];
+  a.compute_at(o, ko);
+  a.reorder({acc.axis(0), acc.reduce_axis(0), acc.axis(1), acc.axis(2), acc.axis(3)});
+  a.unroll(acc.axis(1));
+  a.unroll(acc.axis(2));
+  a.vectorize(acc.axis(3));
+}
+
 // outs[0] is the convolution or an elementwise epilogue of it (same NCHW shape) fused after it.
 void conv2d_schedule(te::Schedule& s, const std::vector<te::Tensor>& outs, const Target& target) {
   const te::Tensor& out = outs[0];
   inline_elementwise_except(s, outs, {"padded", "weight_packed"});
+  if (te::Tensor pw = find_tensor(outs, "conv_pointwise"); pw.defined()) return schedule_pointwise(s, out, pw);
   te::Tensor blocked = find_tensor(outs, "conv_blocked");
   if (blocked.defined()) return schedule_nchwc(s, out, blocked, target);
   schedule_padded(s, find_tensor(outs, "padded"));
@@ -312,6 +416,14 @@ int conv2d_nchwc_block(const std::vector<PrimExpr>& data_shape, const std::vecto
   int kb = 2 * lanes;
   while (kb > 1 && og % kb != 0) kb /= 2;
   return kb >= std::min(8, lanes) ? kb : 0;
+}
+
+int conv2d_weight_block(const graph::CallNode& call, const Target& target) {
+  const std::vector<PrimExpr>& x = call.args()[0].type().shape();
+  const std::vector<PrimExpr>& w = call.args()[1].type().shape();
+  const DataType dt = call.args()[0].type().dtype();
+  if (const int kt = pointwise_block(call, x, w, dt, target); kt > 0) return kt;
+  return conv2d_nchwc_block(x, w, dt, int(graph::get_int(call.attrs(), "groups", 1)), target);
 }
 
 void register_conv2d_strategies() {
