@@ -275,6 +275,36 @@ TEST_F(NnKernels, PrepackPassRewritesConstantWeights) {
   EXPECT_EQ(graph::get_string(g.bindings()[2].value.as<graph::CallNode>()->attrs(), "kernel_layout", "OIHW"), "OIHW");
 }
 
+// Constant dense / matmul weights become nn.dense(x, nn.dense_pack_weight(w), weight_layout
+// packed) with the call's type kept; a non-constant weight and a 1-d data are left alone.
+TEST_F(NnKernels, PrepackPassRewritesConstantDenseAndMatmulWeights) {
+  graph::BlockBuilder b;
+  graph::Var x = b.add_param("x", sym({0, 40}, n));
+  graph::Var v = b.add_param("v", Type::tensor({ir::int_imm(40)}, f32));
+  graph::Var wp = b.add_param("wp", Type::tensor({ir::int_imm(40), ir::int_imm(24)}, f32));
+  graph::Expr wnk = graph::Constant::make(to_tensor(random({33, 40}, rng)));
+  graph::Expr wkn = graph::Constant::make(to_tensor(random({40, 24}, rng)));
+  graph::Expr d = b.emit(b.call("nn.dense", {x, wnk}), "d");
+  graph::Expr m = b.emit(b.call("matmul", {x, wkn}), "m");
+  graph::Expr p = b.emit(b.call("matmul", {x, wp}), "p");  // weight not constant
+  graph::Expr q = b.emit(b.call("matmul", {v, wkn}), "q");  // 1-d data
+  graph::Function f = b.finish(b.emit(b.call("add", {m, p}), "r"));
+  graph::Function g = prepack_conv2d_weights(f, Target::parse("llvm"));
+  ASSERT_EQ(g.bindings().size(), 7u);
+  for (int i : {0, 2}) {
+    const auto* pack = g.bindings()[i].value.as<graph::CallNode>();
+    const auto* dense = g.bindings()[i + 1].value.as<graph::CallNode>();
+    ASSERT_NE(pack, nullptr);
+    EXPECT_EQ(pack->op(), "nn.dense_pack_weight");
+    EXPECT_EQ(graph::get_string(pack->attrs(), "layout"), i == 0 ? "NK" : "KN");
+    EXPECT_EQ(dense->op(), "nn.dense");
+    EXPECT_EQ(graph::get_string(dense->attrs(), "weight_layout"), "packed");
+    EXPECT_TRUE(graph::type_equal(dense->type(), f.bindings()[i / 2].value.type()));
+  }
+  EXPECT_EQ(g.bindings()[4].value.as<graph::CallNode>()->op(), "matmul");
+  EXPECT_EQ(g.bindings()[5].value.as<graph::CallNode>()->op(), "matmul");
+}
+
 // The schedules with an elementwise epilogue after the anchor (the fused-group form) compute
 // relu(op) equal to relu of the plain kernel's result (itself checked above).
 TEST_F(NnKernels, SchedulesTakeAnElementwiseEpilogue) {

@@ -5,6 +5,8 @@
 //   nn.conv2d_transpose(data, weight IOHW; strides, padding[4], output_padding[2], dilation, groups)
 //   nn.conv3d_transpose(data NCDHW, weight; strides[3], padding[6] begins then ends, output_padding[3], dilation[3], groups)
 //   nn.dense(data [..., K], weight [N, K]) -> [..., N]        matmul(a, b): numpy semantics
+//   nn.dense(data, weight [ceil(N/b), K, b]; weight_layout "packed", units N): the weight from
+//             nn.dense_pack_weight(w [N, K] or, layout "KN", [K, N]; block b), the CPU GEMM's panels
 //   nn.batch_norm(data, gamma, beta, mean, var; epsilon, axis)  nn.layer_norm(data, gamma[, beta]; axis, epsilon)
 //   nn.group_norm(data, gamma[, beta]; num_groups, epsilon)  nn.instance_norm(data, gamma[, beta]; epsilon)
 //   nn.rms_norm(data, gamma; axis, epsilon)  nn.lrn(data; size, alpha, beta, bias)
@@ -172,13 +174,38 @@ Type infer_conv3d_transpose(const CallNode& call) {
 
 Type infer_dense(const CallNode& call) {
   const Type& x = float_arg(call, 0);
-  const Type& w = float_arg(call, 1, 2);
+  const std::string layout = get_string(call.attrs(), "weight_layout", "NK");
+  if (layout != "NK" && layout != "packed") value_error("weight_layout '", layout, "', expected NK or packed");
+  const bool packed = layout == "packed";
+  const Type& w = float_arg(call, 1, packed ? 3 : 2);
   check_same_dtype(call, 0, 1);
   if (x.ndim() < 1) value_error("data ", to_string(x), " must have rank >= 1");
-  check_equal(x.dim(-1), w.dim(1), "data's last dim differs from the weight's K (weight is [N, K])");
+  check_equal(x.dim(-1), w.dim(1), "data's last dim differs from the weight's K (weight is [N, K] or packed [N/b, K, b])");
   std::vector<PrimExpr> out = x.shape();
-  out.back() = w.dim(0);
+  if (packed) {
+    const int64_t units = get_int(call.attrs(), "units");
+    auto panels = cint(w.dim(0)), b = cint(w.dim(2));
+    if (!panels || !b || units <= 0 || (units + *b - 1) / *b != *panels)
+      value_error("packed weight ", to_string(w), " does not hold units=", units, " columns in panels of its last dim");
+    out.back() = dim_expr(units);
+  } else {
+    out.back() = w.dim(0);
+  }
   return Type::tensor(out, x.dtype());
+}
+
+// [N, K] (layout "NK") or [K, N] ("KN") -> [ceil(N/block), K, block]; the last panel's columns
+// past N repeat column N-1.
+Type infer_dense_pack_weight(const CallNode& call) {
+  const Type& w = float_arg(call, 0, 2);
+  const int64_t b = get_int(call.attrs(), "block");
+  if (b <= 0) value_error("block must be positive, got ", b);
+  const std::string layout = get_string(call.attrs(), "layout", "NK");
+  if (layout != "NK" && layout != "KN") value_error("layout '", layout, "', expected NK or KN");
+  const bool nk = layout == "NK";
+  auto n = cint(w.dim(nk ? 0 : 1));
+  if (!n) value_error("the weight's N ", ir::to_string(w.dim(nk ? 0 : 1)), " must be static");
+  return Type::tensor({dim_expr((*n + b - 1) / b), w.dim(nk ? 1 : 0), dim_expr(b)}, w.dtype());
 }
 
 Type infer_matmul(const CallNode& call) {
@@ -314,6 +341,8 @@ void register_nn_ops() {
   reg("nn.conv3d_transpose", 2, 2, P::kOutEWiseFusable, infer_conv3d_transpose,
       "3-d transposed convolution, NCDHW data, weight [C, O/groups, KD, KH, KW]");
   reg("nn.dense", 2, 2, P::kOutEWiseFusable, infer_dense, "data [..., K] times weight [N, K] transposed");
+  reg("nn.dense_pack_weight", 1, 1, P::kInjective, infer_dense_pack_weight,
+      "dense weight [N, K] (or KN: [K, N]) -> [ceil(N/block), K, block] (weight_layout packed)");
   reg("matmul", 2, 2, P::kOutEWiseFusable, infer_matmul, "numpy matmul (1-d promotion, batch broadcasting)");
   reg("nn.batch_norm", 5, 5, P::kBroadcast, infer_batch_norm, "inference batch norm (gamma, beta, mean, var)");
   reg("nn.layer_norm", 2, 3, P::kCommReduce, infer_layer_norm, "layer norm over axis..end");

@@ -112,6 +112,23 @@ TEST(GraphNnOps, DenseAndMatmul) {
   EXPECT_THROW(call_type("matmul", {ts({4, 5}, f32), ts({6, 5}, f32)}), Error);
 }
 
+// nn.dense_pack_weight: [N, K] or KN [K, N] -> [ceil(N/b), K, b]; nn.dense reads it with
+// weight_layout "packed" and units N (checked against the panel count).
+TEST(GraphNnOps, DensePackedWeight) {
+  ir::Var n = ir::size_var("n");
+  EXPECT_EQ(str("nn.dense_pack_weight", {ts({100, 70}, f32)}, {{"block", AttrValue(32)}}), "Tensor[(4, 70, 32), float32]");
+  EXPECT_EQ(str("nn.dense_pack_weight", {ts({70, 100}, f32)}, {{"block", AttrValue(32)}, {"layout", AttrValue("KN")}}),
+            "Tensor[(4, 70, 32), float32]");
+  EXPECT_THROW(call_type("nn.dense_pack_weight", {ts({70, 100}, f32)}, {{"block", AttrValue(0)}}), Error);
+  EXPECT_THROW(call_type("nn.dense_pack_weight", {ts({70, 100}, f32)}, {{"block", AttrValue(8)}, {"layout", AttrValue("KK")}}),
+               Error);
+  Attrs packed{{"weight_layout", AttrValue("packed")}, {"units", AttrValue(100)}};
+  EXPECT_EQ(str("nn.dense", {Type::tensor({n, 7, 70}, f32), ts({4, 70, 32}, f32)}, packed), "Tensor[(n, 7, 100), float32]");
+  EXPECT_THROW(call_type("nn.dense", {ts({3, 70}, f32), ts({3, 70, 32}, f32)}, packed), Error);  // 3 panels < 100
+  EXPECT_THROW(call_type("nn.dense", {ts({3, 71}, f32), ts({4, 70, 32}, f32)}, packed), Error);  // K differs
+  EXPECT_THROW(call_type("nn.dense", {ts({3, 70}, f32), ts({100, 70}, f32)}, packed), Error);    // not 3-d
+}
+
 TEST(GraphNnOps, Pools) {
   Attrs a = conv_attrs({2, 2}, {1, 1, 1, 1}, {1, 1}, 1);
   a.erase("groups");

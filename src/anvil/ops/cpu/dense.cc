@@ -6,6 +6,10 @@
 //    the weight per call; a compile-time packing pass can take that over). The rows M may be
 //    symbolic (a symbolic batch). Data of rank > 2 is read through a flattened view and the
 //    [M, N] result copied to the [..., N] output. Not for a matmul of at most 4 static rows.
+//  - nn.dense with weight_layout "packed" (a constant weight packed at compile time by
+//    prepack_weights into the GEMM's [N/nr, K, nr] panels): the same GEMM without its B packing
+//    stage; at most 8 static rows take the GEMV-like schedule_matmul_x86_few_rows instead (one
+//    pass down each panel, parallel over panel groups, no A packing).
 //  - "matmul_batched.x86" (everything else: batch dims, symbolic N or K): an mr x vector tile of
 //    accumulators per (batch, row block, column block), B rows read contiguously, the
 //    reduction outside the tile, (batch, row block) in parallel. float16/bfloat16 operands
@@ -15,6 +19,7 @@
 
 #include "anvil/arith/simplify.h"
 #include "anvil/base/error.h"
+#include "anvil/graph/attrs.h"
 #include "anvil/ir/expr_ops.h"
 #include "anvil/ops/cpu/broadcast.h"
 #include "anvil/ops/cpu/matmul.h"
@@ -70,10 +75,31 @@ MatmulX86Params gemm_params(const PrimExpr& m, int64_t n, int64_t k) {
   return matmul_x86_params(ir::as_const_int(m).value_or(128), n, k, Target::parse("llvm"));
 }
 
-// A [M, K] view of `a`'s leading dims (a itself when 2-d), then the packed GEMM, then the
-// copy into `oshape` when it is not [M, N].
-std::vector<te::Tensor> gemm(const te::Tensor& a, const std::function<PrimExpr(PrimExpr, PrimExpr)>& b_at, int64_t n,
-                             int64_t k, const std::vector<PrimExpr>& oshape) {
+// Rows up to which a product on prepacked panels takes the few-rows (GEMV-like) schedule.
+constexpr int64_t kMaxFewRows = 8;
+
+// gemm_params with the prepacked weight's panel width; few static rows read A in place.
+MatmulX86Params panel_params(const PrimExpr& m, int64_t n, int64_t k, int nr) {
+  MatmulX86Params p = gemm_params(m, n, k);
+  if (p.nr != nr) {
+    p.nr = nr;
+    while (nr % p.vector_lanes != 0) p.vector_lanes /= 2;
+    if (p.kc > 0) p.nc = static_cast<int>(std::min<int64_t>((n + nr - 1) / nr, std::max(1, 2048 / nr)) * nr);
+  }
+  std::optional<int64_t> rows = ir::as_const_int(arith::simplify(m));
+  if (rows && *rows <= kMaxFewRows) p.kc = 0, p.nc = 0, p.mr = p.mc = static_cast<int>(*rows);
+  return p;
+}
+
+bool few_rows_on_panels(const PrimExpr& m) {
+  std::optional<int64_t> rows = ir::as_const_int(arith::simplify(m));
+  return rows && *rows <= kMaxFewRows;
+}
+
+// A [M, K] view of `a`'s leading dims (a itself when 2-d), then the product made by `make` on
+// it, then the copy into `oshape` when it is not [M, N].
+std::vector<te::Tensor> gemm_with(const te::Tensor& a, const std::function<te::Tensor(const te::Tensor&, bool)>& make,
+                                  const std::vector<PrimExpr>& oshape) {
   const std::vector<PrimExpr> ad = a.shape();
   te::Tensor a2 = a;
   if (ad.size() != 2) {
@@ -88,9 +114,8 @@ std::vector<te::Tensor> gemm(const te::Tensor& a, const std::function<PrimExpr(P
         "data_2d");
   }
   const bool copy = oshape.size() != 2;
-  MatmulX86 mm = matmul_x86_compute(a2, b_at, n, k, gemm_params(a2.shape()[0], n, k), copy ? "gemm" : "dense");
-  if (!copy) return {mm.C};
-  te::Tensor c = mm.C;
+  te::Tensor c = make(a2, copy);
+  if (!copy) return {c};
   return {te::compute(
       oshape,
       [&](const std::vector<Var>& i) {
@@ -99,6 +124,58 @@ std::vector<te::Tensor> gemm(const te::Tensor& a, const std::function<PrimExpr(P
         return c(flat, i.back());
       },
       "dense")};
+}
+
+std::vector<te::Tensor> gemm(const te::Tensor& a, const std::function<PrimExpr(PrimExpr, PrimExpr)>& b_at, int64_t n,
+                             int64_t k, const std::vector<PrimExpr>& oshape) {
+  return gemm_with(
+      a,
+      [&](const te::Tensor& a2, bool copy) {
+        return matmul_x86_compute(a2, b_at, n, k, gemm_params(a2.shape()[0], n, k), copy ? "gemm" : "dense").C;
+      },
+      oshape);
+}
+
+// The product on prepacked panels [ceil(N/nr), K, nr]: "gemv" for few static rows, else
+// "gemm_panels" (the packed GEMM without its B packing stage).
+std::vector<te::Tensor> gemm_on_panels(const te::Tensor& a, const te::Tensor& panels, int64_t n,
+                                       const std::vector<PrimExpr>& oshape) {
+  const int64_t k = *ir::as_const_int(panels.shape()[1]);
+  const int nr = static_cast<int>(*ir::as_const_int(panels.shape()[2]));
+  return gemm_with(
+      a,
+      [&](const te::Tensor& a2, bool) {
+        const PrimExpr m = a2.shape()[0];
+        return matmul_x86_compute_on_panels(a2, panels, n, panel_params(m, n, k, nr),
+                                            few_rows_on_panels(m) ? "gemv" : "gemm_panels")
+            .C;
+      },
+      oshape);
+}
+
+void panels_schedule(te::Schedule& s, const std::vector<te::Tensor>& outs, const Target& target) {
+  te::Tensor c = find_tensor(outs, "gemv");
+  const bool few = c.defined();
+  if (!few) c = find_tensor(outs, "gemm_panels");
+  const bool tail = !c.same_as(outs[0]);
+  if (tail) inline_elementwise_except(s, outs, {"A_packed", "data_2d"});
+  MatmulX86 mm;
+  mm.C = c;
+  mm.packed_A = find_tensor(outs, "A_packed");
+  for (const te::Tensor& in : c.get()->inputs())
+    if (in.ndim() == 3 && in.name() != "A_packed") mm.packed_B = in;
+  te::Tensor a2 = find_tensor(outs, "data_2d");
+  if (a2.defined()) s[a2].compute_inline();
+  const int64_t n = *ir::as_const_int(c.shape()[1]), k = *ir::as_const_int(mm.packed_B.shape()[1]);
+  const int nr = static_cast<int>(*ir::as_const_int(mm.packed_B.shape()[2]));
+  mm.params = panel_params(c.shape()[0], n, k, nr);
+  if (few) {
+    const int64_t panels = *ir::as_const_int(mm.packed_B.shape()[0]);
+    schedule_matmul_x86_few_rows(s, mm, few_rows_panel_group(*ir::as_const_int(c.shape()[0]), panels, nr, mm.params.vector_lanes));
+  } else {
+    schedule_matmul_x86(s, mm);
+  }
+  if (tail) schedule_injective_output(s, outs[0], target);
 }
 
 // outs[0] is the product, or its [..., N] copy, or an elementwise epilogue of either.
@@ -213,6 +290,12 @@ void batched_schedule(te::Schedule& s, const std::vector<te::Tensor>& outs, cons
 std::vector<te::Tensor> dense_compute(const graph::CallNode& call, const std::vector<te::Tensor>& in) {
   const te::Tensor& x = in[0];
   const te::Tensor& w = in[1];
+  if (graph::get_string(call.attrs(), "weight_layout", "NK") == "packed") {
+    if (x.dtype() != DataType::float32() || x.ndim() < 2)
+      value_error("nn.dense with a packed weight: the CPU kernel takes float32 data of rank >= 2, got ", x.ndim(),
+                  "-d ", x.dtype().to_string());
+    return gemm_on_panels(x, w, graph::get_int(call.attrs(), "units"), out_shape(call));
+  }
   if (gemm_applies(x.dtype(), w.shape()[0], w.shape()[1]) && x.ndim() >= 2) {
     return gemm(x, [&](PrimExpr k, PrimExpr j) { return w(j, k); }, *ir::as_const_int(w.shape()[0]),
                 *ir::as_const_int(w.shape()[1]), out_shape(call));
@@ -231,6 +314,8 @@ std::vector<te::Tensor> matmul_compute(const graph::CallNode& call, const std::v
 }
 
 void dense_schedule(te::Schedule& s, const std::vector<te::Tensor>& outs, const Target& target) {
+  if (find_tensor(outs, "gemv").defined() || find_tensor(outs, "gemm_panels").defined())
+    return panels_schedule(s, outs, target);
   if (find_tensor(outs, "B_packed").defined()) return gemm_schedule(s, outs, target);
   te::Tensor r = outs[0];
   if (r.reduce_axis().empty()) {  // an elementwise epilogue fused after the product
@@ -243,10 +328,32 @@ void dense_schedule(te::Schedule& s, const std::vector<te::Tensor>& outs, const 
   if (!r.same_as(outs[0])) schedule_injective_output(s, outs[0], target);
 }
 
+// [N, K] ("NK") or [K, N] ("KN") -> [ceil(N/b), K, b], columns past N repeating column N-1.
+std::vector<te::Tensor> pack_weight_compute(const graph::CallNode& call, const std::vector<te::Tensor>& in) {
+  const te::Tensor& w = in[0];
+  const int b = static_cast<int>(graph::get_int(call.attrs(), "block"));
+  const bool nk = graph::get_string(call.attrs(), "layout", "NK") == "NK";
+  const int64_t n = *ir::as_const_int(w.shape()[nk ? 0 : 1]);
+  return {te::compute(
+      out_shape(call),
+      [&](Var p, Var kk, Var l) {
+        PrimExpr j = ir::min(p * b + l, static_cast<int>(n - 1));
+        return nk ? w(j, kk) : w(kk, j);
+      },
+      "dense_pack_weight")};
+}
+
 }  // namespace
+
+int dense_panel_width(int64_t n, int64_t k, DataType dtype, const Target& target) {
+  if (dtype != DataType::float32() || n <= 0 || k <= 0) return 0;
+  return matmul_x86_params(128, n, k, target).nr;
+}
 
 void register_dense_strategies() {
   register_implementation("nn.dense", "cpu", {"dense.x86", dense_compute, dense_schedule});
+  register_implementation("nn.dense_pack_weight", "cpu",
+                          {"dense_pack_weight.x86", pack_weight_compute, schedule_injective});
   register_implementation("matmul", "cpu", {"matmul.x86", matmul_compute, dense_schedule});
 }
 

@@ -122,27 +122,23 @@ MatmulX86 matmul_x86(int64_t M, int64_t N, int64_t K, const MatmulX86Params& par
   return out;
 }
 
-MatmulX86 matmul_x86_compute(const te::Tensor& A, const std::function<PrimExpr(PrimExpr, PrimExpr)>& b_at, int64_t N,
-                             int64_t K, const MatmulX86Params& params, const std::string& name) {
-  const MatmulX86Params& p = params;
-  if (N <= 0 || K <= 0) value_error("matmul_x86: sizes must be positive, got N=", N, " K=", K);
+namespace {
+
+void check_params(const MatmulX86Params& p, int64_t K) {
   if (p.mr <= 0 || p.nr <= 0 || p.vector_lanes <= 0 || p.nr % p.vector_lanes != 0 || p.mc <= 0 || p.mc % p.mr != 0)
     value_error("matmul_x86: bad tile sizes (", p.str(), "): nr must be a multiple of the lanes, mc of mr");
-  const bool k_blocks = p.kc > 0 && p.kc < K;
-  if (k_blocks && (p.nc <= 0 || p.nc % p.nr != 0))
+  if (p.kc > 0 && p.kc < K && (p.nc <= 0 || p.nc % p.nr != 0))
     value_error("matmul_x86: bad tile sizes (", p.str(), "): with k blocks nc must be a positive multiple of nr");
+}
+
+// C (and A_packed with k blocks) on the panels PB [ceil(N / nr), K, nr].
+void product_on_panels(MatmulX86& out, const te::Tensor& A, const te::Tensor& PB, int64_t N, int64_t K,
+                       const std::string& name) {
+  const MatmulX86Params& p = out.params;
+  const bool k_blocks = p.kc > 0 && p.kc < K;
   const PrimExpr M = A.shape()[0];
   const std::optional<int64_t> m_static = ir::as_const_int(M);
   const int ni = static_cast<int>(N), ki = static_cast<int>(K), nr = p.nr, mr = p.mr;
-  DataType dt = A.dtype();
-  MatmulX86 out;
-  out.params = p;
-  out.A = A;
-  // Panel jp holds columns [jp*nr, jp*nr + nr) row after row.
-  out.packed_B = te::compute(
-      {static_cast<int>(ceil_div(N, nr)), ki, nr},
-      [&](Var jp, Var k, Var jj) { return b_at(k, panel_element(jp, nr, jj, N)); }, "B_packed");
-  const te::Tensor& PB = out.packed_B;
   te::IterVar k = te::reduce_axis(0, ki, "k");
   if (k_blocks) {
     // Panel ip holds rows [ip*mr, ip*mr + mr) column after column (clamped rows past M).
@@ -166,7 +162,40 @@ MatmulX86 matmul_x86_compute(const te::Tensor& A, const std::function<PrimExpr(P
         {M, ni}, [&](Var i, Var j) { return te::sum(A(i, k) * PB(ir::floordiv(j, nr), k, ir::floormod(j, nr)), {k}); },
         name);
   }
-  (void)dt;
+}
+
+}  // namespace
+
+MatmulX86 matmul_x86_compute_on_panels(const te::Tensor& A, const te::Tensor& panels, int64_t N,
+                                       const MatmulX86Params& params, const std::string& name) {
+  if (panels.ndim() != 3) value_error("matmul_x86: B panels must be [ceil(N / nr), K, nr], got rank ", panels.ndim());
+  auto np = ir::as_const_int(panels.shape()[0]), kk = ir::as_const_int(panels.shape()[1]),
+       w = ir::as_const_int(panels.shape()[2]);
+  if (!np || !kk || !w || *w != params.nr || N <= 0 || *np != ceil_div(N, params.nr))
+    value_error("matmul_x86: B panels ", panels.name(), " do not hold N=", N, " columns in panels of nr=", params.nr);
+  check_params(params, *kk);
+  MatmulX86 out;
+  out.params = params;
+  out.A = A;
+  out.packed_B = panels;
+  product_on_panels(out, A, panels, N, *kk, name);
+  return out;
+}
+
+MatmulX86 matmul_x86_compute(const te::Tensor& A, const std::function<PrimExpr(PrimExpr, PrimExpr)>& b_at, int64_t N,
+                             int64_t K, const MatmulX86Params& params, const std::string& name) {
+  const MatmulX86Params& p = params;
+  if (N <= 0 || K <= 0) value_error("matmul_x86: sizes must be positive, got N=", N, " K=", K);
+  check_params(p, K);
+  const int ki = static_cast<int>(K), nr = p.nr;
+  MatmulX86 out;
+  out.params = p;
+  out.A = A;
+  // Panel jp holds columns [jp*nr, jp*nr + nr) row after row.
+  out.packed_B = te::compute(
+      {static_cast<int>(ceil_div(N, nr)), ki, nr},
+      [&](Var jp, Var k, Var jj) { return b_at(k, panel_element(jp, nr, jj, N)); }, "B_packed");
+  product_on_panels(out, A, out.packed_B, N, K, name);
   return out;
 }
 
@@ -185,9 +214,11 @@ void schedule_matmul_x86(te::Schedule& s, const MatmulX86& mm) {
     s[C].parallel(ib);
     s[C].unroll(ii);
     s[C].vectorize(ji);
-    s[PB].compute_at(s[C], ko);  // one kc x nc block per k block, packed by all threads
-    s[PB].parallel(PB.axis(0));
-    s[PB].vectorize(PB.axis(2));
+    if (PB.is_compute()) {
+      s[PB].compute_at(s[C], ko);  // one kc x nc block per k block, packed by all threads
+      s[PB].parallel(PB.axis(0));
+      s[PB].vectorize(PB.axis(2));
+    }
     s[PA].compute_at(s[C], ib);  // each task packs its own rows
     s[PA].vectorize(PA.axis(2));
     return;
@@ -206,8 +237,42 @@ void schedule_matmul_x86(te::Schedule& s, const MatmulX86& mm) {
   s[CL].unroll(CL.axis(0));
   s[CL].vectorize(CL.axis(1));
   // Packing: panels in parallel, nr lanes per store.
+  if (!PB.is_compute()) return;
   s[PB].parallel(PB.axis(0));
   s[PB].vectorize(PB.axis(2));
+}
+
+int few_rows_panel_group(int64_t rows, int64_t panels, int nr, int lanes) {
+  const int64_t per_panel = rows * std::max(1, nr / lanes);  // accumulator vectors of one panel
+  int group = 1;
+  for (int g : {4, 2})
+    if (g * per_panel <= 8 && panels % g == 0) return g;
+  return group;
+}
+
+void schedule_matmul_x86_few_rows(te::Schedule& s, const MatmulX86& mm, int group) {
+  const MatmulX86Params& p = mm.params;
+  const te::Tensor& C = mm.C;
+  if (mm.packed_A.defined()) value_error("matmul_x86 few rows: the product must read A in place (kc = 0)");
+  te::Tensor CL = s.cache_write(C, "local");
+  // C: tiles of `group` panels (parallel) > panels > rows > the nr lanes (copy-out of the tile).
+  auto [jt, j_in] = s[C].split(C.axis(1), group * p.nr);
+  auto [jp, ji] = s[C].split(j_in, p.nr);
+  s[C].reorder({jt, jp, C.axis(0), ji});
+  s[C].parallel(jt);
+  s[C].vectorize(ji);
+  // The accumulator tile: k outermost, then the unrolled panels and rows, then the lanes; one
+  // pass down each panel, every A element broadcast once per panel.
+  s[CL].compute_at(s[C], jt);
+  auto [cp, cl] = s[CL].split(CL.axis(1), p.nr);
+  s[CL].reorder({CL.reduce_axis(0), cp, CL.axis(0), cl});
+  s[CL].unroll(cp);
+  s[CL].unroll(CL.axis(0));
+  s[CL].vectorize(cl);
+  if (mm.packed_B.is_compute()) {
+    s[mm.packed_B].parallel(mm.packed_B.axis(0));
+    s[mm.packed_B].vectorize(mm.packed_B.axis(2));
+  }
 }
 
 }  // namespace anvil::ops

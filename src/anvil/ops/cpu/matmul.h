@@ -73,6 +73,24 @@ MatmulX86 matmul_x86(int64_t M, int64_t N, int64_t K, const MatmulX86Params& par
 // schedule_matmul_x86 does it on the schedule of the caller, finding the stages by name.
 MatmulX86 matmul_x86_compute(const te::Tensor& A, const std::function<ir::PrimExpr(ir::PrimExpr, ir::PrimExpr)>& b_at,
                              int64_t N, int64_t K, const MatmulX86Params& params, const std::string& name = "C");
+// The same compute with B already in panels: `panels` is [ceil(N / nr), K, nr] (nr =
+// params.nr), e.g. a constant packed at compile time (graph nn.dense_pack_weight), so no
+// stage packs B. schedule_matmul_x86 leaves a placeholder packed_B alone.
+MatmulX86 matmul_x86_compute_on_panels(const te::Tensor& A, const te::Tensor& panels, int64_t N,
+                                       const MatmulX86Params& params, const std::string& name = "C");
+
 void schedule_matmul_x86(te::Schedule& s, const MatmulX86& mm);
+
+// A matmul of a few static rows (1..8, a batch-1/8 dense layer) on B panels: a GEMV-like
+// product that streams each K x nr panel once, contiguously, with all rows of A in registers
+// broadcast against it: C[0:M, panel] += A[0:M, k] * panels[p, k, 0:nr] over all of K in a
+// local accumulator tile; `group` adjacent panels per tile (more independent FMA chains when
+// M is small) and the tiles in parallel. mm.C must be [M, N] from matmul_x86_compute_on_panels
+// with params.kc == 0 (no A packing); group must divide the panel count.
+void schedule_matmul_x86_few_rows(te::Schedule& s, const MatmulX86& mm, int group);
+
+// Panels per tile for schedule_matmul_x86_few_rows: about 8 accumulator vectors for 1..4 rows
+// (a divisor of `panels`), 1 panel beyond.
+int few_rows_panel_group(int64_t rows, int64_t panels, int nr, int lanes);
 
 }  // namespace anvil::ops

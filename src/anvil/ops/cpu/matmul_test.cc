@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -215,6 +216,67 @@ TEST_F(Matmul, X86InnerLoopIsVectorFmasWithoutSpills) {
       EXPECT_TRUE(found) << "no basic block with " << isa.fmas << " FMAs";
     }
   }
+}
+
+// B given as panels [ceil(N / nr), K, nr] (a weight packed at compile time): the few-rows (GEMV-
+// like) schedule for 1..8 rows and the GEMM with and without k blocks, on sizes that do and do
+// not divide the panels, the panel groups and the k blocks; B is packed here on the host (the
+// last panel's columns past N repeat column N - 1, as nn.dense_pack_weight does).
+TEST_F(Matmul, X86ScheduleOnPrepackedPanels) {
+  Target target = Target::parse("llvm -num-cores=2");
+  uint32_t seed = kSeed + 400;
+  auto run = [&](int64_t M, int64_t N, int64_t K, MatmulX86Params p, bool few) {
+    SCOPED_TRACE(::testing::Message() << p.str() << (few ? " few rows" : " gemm"));
+    const int64_t panels = (N + p.nr - 1) / p.nr;
+    te::Tensor A = te::placeholder({static_cast<int>(M), static_cast<int>(K)}, DataType::float32(), "A");
+    te::Tensor PB = te::placeholder({static_cast<int>(panels), static_cast<int>(K), p.nr}, DataType::float32(), "PB");
+    MatmulX86 mm = matmul_x86_compute_on_panels(A, PB, N, p, "C");
+    te::Schedule s = te::create_schedule({mm.C});
+    if (few)
+      schedule_matmul_x86_few_rows(s, mm, few_rows_panel_group(M, panels, p.nr, p.vector_lanes));
+    else
+      schedule_matmul_x86(s, mm);
+    Module m = pipeline::build(s, {A, PB, mm.C}, target, "on_panels");
+    std::mt19937 rng(++seed);
+    Tensor a = random_matrix(M, K, rng), b = random_matrix(K, N, rng);
+    std::vector<int64_t> pshape = {panels, K, p.nr};
+    Tensor pb = Tensor::empty(std::span<const int64_t>(pshape), DataType::float32());
+    for (int64_t jp = 0; jp < panels; ++jp)
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t l = 0; l < p.nr; ++l) f32(pb)[(jp * K + k) * p.nr + l] = f32(b)[k * N + std::min(jp * p.nr + l, N - 1)];
+    Tensor c = filled_matrix(M, N, NAN);
+    m["on_panels"](a, pb, c);
+    int bad = 0;
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double ref = 0, mag = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          double prod = double(f32(a)[i * K + k]) * f32(b)[k * N + j];
+          ref += prod, mag += std::fabs(prod);
+        }
+        double got = f32(c)[i * N + j];
+        if (!(std::fabs(got - ref) <= 1e-4 * (1 + mag)) && ++bad <= 5)
+          ADD_FAILURE() << "M=" << M << " N=" << N << " K=" << K << ": C[" << i << ", " << j << "] = " << got << ", want " << ref;
+      }
+    EXPECT_EQ(bad, 0);
+  };
+  for (auto [M, N, K] : {std::tuple<int64_t, int64_t, int64_t>{1, 128, 64}, {1, 33, 7}, {2, 96, 300}, {3, 100, 129},
+                         {4, 256, 40}, {7, 45, 19}, {8, 64, 256}, {8, 1, 5}}) {
+    MatmulX86Params p = matmul_x86_params(M, N, K, target);
+    p.kc = 0, p.nc = 0, p.mr = p.mc = static_cast<int>(M);
+    run(M, N, K, p, true);
+    MatmulX86Params narrow{4, 4, 16, 4, 1};  // 4-lane panels of 16 columns
+    narrow.mr = narrow.mc = static_cast<int>(M);
+    run(M, N, K, narrow, true);
+  }
+  for (auto [M, N, K] : {std::tuple<int64_t, int64_t, int64_t>{64, 64, 256}, {37, 45, 300}, {9, 31, 2}, {100, 70, 129}})
+    run(M, N, K, matmul_x86_params(M, N, K, target), false);
+  // Panels that do not match the params' nr are rejected.
+  te::Tensor A = te::placeholder({4, 8}, DataType::float32(), "A");
+  te::Tensor PB = te::placeholder({3, 8, 16}, DataType::float32(), "PB");
+  MatmulX86Params p = matmul_x86_params(4, 40, 8, target);
+  p.nr = 32;
+  EXPECT_THROW(matmul_x86_compute_on_panels(A, PB, 40, p), Error);
 }
 
 }  // namespace
