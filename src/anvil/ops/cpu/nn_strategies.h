@@ -17,6 +17,10 @@ namespace anvil::ops {
 int conv2d_nchwc_block(const std::vector<ir::PrimExpr>& data_shape, const std::vector<ir::PrimExpr>& weight_oihw,
                        ir::DataType dtype, int groups, const Target& target);
 
+// Panel width (columns) of the CPU GEMM for a float32 dense/matmul weight of N x K, the block of
+// nn.dense_pack_weight; 0 when the packed GEMM does not apply (not float32).
+int dense_panel_width(int64_t n, int64_t k, ir::DataType dtype, const Target& target);
+
 // The weight block nn.conv2d's schedule wants for this call (OIHW weight): the pointwise 1x1
 // schedule's channel tile where that applies, else conv2d_nchwc_block; 0 for neither.
 int conv2d_weight_block(const graph::CallNode& call, const Target& target);
