@@ -1,6 +1,7 @@
 # MobileNetV2's convolution schedules on shapes that do and do not divide their tiles: the 1x1
 # pointwise GEMM tile (ops/cpu/conv2d_generic.cc: kt output channels x rows x 16-column vectors,
-# a guarded last column tile when 16 does not divide the row) with the epilogues MobileNetV2 fuses
+# a guarded last column tile when 16 does not divide the row) and the depthwise rows of 16-lane
+# vectors, with the epilogues MobileNetV2 fuses
 # (bias + Clip(0, 6), bias + a residual Add, bias alone), and the depthwise 3x3 stride 1 and 2.
 # Each ONNX model is compiled for llvm, run on the VM on fresh random inputs and compared with a
 # float64 numpy convolution within rtol 1e-4, atol 1e-4 * sqrt(reduction length).
@@ -96,3 +97,25 @@ def test_pointwise_conv_matches_float64(rng, n, c, h, w, o, epilogue):
 def test_pointwise_conv_other_shapes(rng, n, c, h, w, o):
     require(onnx is not None, "pip package onnx (scripts/setup.sh)")
     run_conv(rng, n, c, h, w, o, 1, 1, 1, "relu6")
+
+
+# (n, c, h, w, stride, epilogue): output rows of 112 / 64 (vectors of 16), 56 and 50 (a guarded
+# last vector of 8 / 2), an odd height and width (stride 2 of 101 -> 51), and the row-divisor
+# schedule's rows of 28, 14 and 7.
+DEPTHWISE = [
+    (1, 32, 112, 112, 1, "relu6"),
+    (1, 24, 112, 112, 2, "relu6"),
+    (1, 16, 56, 56, 1, "residual"),
+    (2, 5, 50, 50, 1, "none"),
+    (1, 6, 33, 64, 1, "relu6"),
+    (1, 7, 101, 101, 2, "relu6"),
+    (1, 24, 28, 28, 1, "residual"),
+    (1, 24, 28, 28, 2, "relu6"),
+    (1, 40, 7, 7, 1, "relu6"),
+]
+
+
+@pytest.mark.parametrize("n,c,h,w,stride,epilogue", DEPTHWISE)
+def test_depthwise_conv_matches_float64(rng, n, c, h, w, stride, epilogue):
+    require(onnx is not None, "pip package onnx (scripts/setup.sh)")
+    run_conv(rng, n, c, h, w, c, 3, stride, c, epilogue)
