@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -306,9 +307,116 @@ int rerun_without_openblas_env(int argc, char** argv) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+// ---- --small-m: batch-1/8 dense layers (issue 12) ------------------------------------------
+
+// C[M,N] = A[M,K] * B[K,N] for M in {1, 8}, N, K in {384, 1536, 4096}, 1 thread: oneDNN
+// dnnl_sgemm and OpenBLAS cblas_sgemm on B as it is, Anvil's few-rows (GEMV-like) schedule on B
+// packed into its [N/nr, K, nr] panels beforehand, as prepack_weights does at compile time for a
+// constant weight (the packing is outside the timing, as a weight is packed once). Each round
+// times every implementation once (calls until >= 0.05 s) in turns; ratios are per round, the
+// table gives medians. Checked first against a double reference (1e-4 of sum |a*b|).
+int run_small_m(int repeats) {
+  constexpr int kSmallM[] = {1, 8};
+  constexpr int kSmallNK[] = {384, 1536, 4096};
+  constexpr double kSmallSeconds = 0.05;
+  omp_set_num_threads(1);
+  openblas_set_num_threads(1);
+  anvil::register_runtime_functions();
+  anvil::runtime::ThreadPool::global().resize(1);
+  anvil::Target target = anvil::Target::parse("llvm");
+  std::printf("small-M GEMM, 1 thread, median of %d rounds; anvil on prepacked panels (few-rows schedule)\n", repeats);
+  std::printf("%3s %5s %5s %12s %12s %12s %10s %10s\n", "M", "N", "K", "onednn us", "openblas us", "anvil us",
+              "onednn/an", "oblas/an");
+  std::ostringstream json;
+  json << "{\"bench\": \"gemm_small_m\", \"threads\": 1, \"rows\": [";
+  bool first = true, all_ok = true;
+  double min_ratio = 1e30;
+  std::mt19937 gen(kSeed);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  for (int m : kSmallM)
+    for (int n : kSmallNK)
+      for (int k : kSmallNK) {
+        std::vector<float> a(size_t(m) * k), b(size_t(k) * n), c(size_t(m) * n);
+        for (float& v : a) v = dist(gen);
+        for (float& v : b) v = dist(gen);
+        anvil::ops::MatmulX86Params p = anvil::ops::matmul_x86_params(m, n, k, target);
+        p.kc = 0, p.nc = 0, p.mr = p.mc = m;
+        const int64_t panels = (n + p.nr - 1) / p.nr;
+        anvil::te::Tensor A = anvil::te::placeholder({m, k}, anvil::DataType::float32(), "A");
+        anvil::te::Tensor PB =
+            anvil::te::placeholder({static_cast<int>(panels), k, p.nr}, anvil::DataType::float32(), "PB");
+        anvil::ops::MatmulX86 mm = anvil::ops::matmul_x86_compute_on_panels(A, PB, n, p, "C");
+        anvil::te::Schedule s = anvil::te::create_schedule({mm.C});
+        anvil::ops::schedule_matmul_x86_few_rows(
+            s, mm, anvil::ops::few_rows_panel_group(m, panels, p.nr, p.vector_lanes));
+        anvil::Function f = anvil::pipeline::build(s, {A, PB, mm.C}, target, "gemv")["gemv"];
+        std::vector<float> pb(size_t(panels) * k * p.nr);
+        for (int64_t jp = 0; jp < panels; ++jp)
+          for (int64_t kk = 0; kk < k; ++kk)
+            for (int64_t l = 0; l < p.nr; ++l)
+              pb[(jp * k + kk) * p.nr + l] = b[kk * n + std::min<int64_t>(jp * p.nr + l, n - 1)];
+        auto wrap = [](float* ptr, std::vector<int64_t> shape) {
+          return anvil::Tensor::wrap(ptr, shape, anvil::DataType::float32(), anvil::Device::cpu(), nullptr);
+        };
+        anvil::Tensor ta = wrap(a.data(), {m, k}), tpb = wrap(pb.data(), {panels, k, p.nr}), tc = wrap(c.data(), {m, n});
+        auto run_anvil = [&] { f(ta, tpb, tc); };
+        auto run_onednn = [&] { onednn_sgemm(m, n, k, a.data(), b.data(), c.data()); };
+        auto run_openblas = [&] { openblas_sgemm(m, n, k, a.data(), b.data(), c.data()); };
+        auto check = [&](const char* what) {
+          for (int i = 0; i < m; ++i)
+            for (int j = 0; j < n; ++j) {
+              double ref = 0, mag = 0;
+              for (int kk = 0; kk < k; ++kk) {
+                double prod = double(a[size_t(i) * k + kk]) * b[size_t(kk) * n + j];
+                ref += prod, mag += std::fabs(prod);
+              }
+              if (!(std::fabs(c[size_t(i) * n + j] - ref) <= 1e-4 * (1 + mag))) {
+                std::printf("%s WRONG at M=%d N=%d K=%d C[%d,%d] = %g, want %g\n", what, m, n, k, i, j,
+                            c[size_t(i) * n + j], ref);
+                all_ok = false;
+                return;
+              }
+            }
+        };
+        run_anvil(), check("anvil");
+        run_onednn(), check("onednn");
+        auto per_call_us = [&](const std::function<void()>& fn) {
+          fn();
+          int64_t calls = 0;
+          auto start = Clock::now();
+          double elapsed = 0;
+          do {
+            fn();
+            ++calls;
+            elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+          } while (elapsed < kSmallSeconds);
+          return elapsed / calls * 1e6;
+        };
+        std::vector<double> ta_us, td_us, to_us, rd, ro;
+        for (int r = 0; r < repeats; ++r) {
+          double x = per_call_us(run_anvil), d = per_call_us(run_onednn), o = per_call_us(run_openblas);
+          ta_us.push_back(x), td_us.push_back(d), to_us.push_back(o), rd.push_back(d / x), ro.push_back(o / x);
+        }
+        double ratio_d = median(rd), ratio_o = median(ro);
+        min_ratio = std::min(min_ratio, std::min(ratio_d, ratio_o));
+        std::printf("%3d %5d %5d %12.1f %12.1f %12.1f %10.2f %10.2f\n", m, n, k, median(td_us), median(to_us),
+                    median(ta_us), ratio_d, ratio_o);
+        std::fflush(stdout);
+        json << (first ? "" : ", ") << "{\"m\": " << m << ", \"n\": " << n << ", \"k\": " << k
+             << ", \"onednn_us\": " << median(td_us) << ", \"openblas_us\": " << median(to_us)
+             << ", \"anvil_us\": " << median(ta_us) << ", \"onednn_over_anvil\": " << ratio_d
+             << ", \"openblas_over_anvil\": " << ratio_o << "}";
+        first = false;
+      }
+  std::printf("ratios: library time / anvil time per round (> 1: anvil faster); min %.2f\n", min_ratio);
+  json << "], \"min_library_over_anvil\": " << min_ratio << ", \"correct\": " << (all_ok ? "true" : "false") << "}";
+  std::printf("%s\n", json.str().c_str());
+  return all_ok ? 0 : 1;
+}
+
 void print_help(const char* argv0) {
   std::printf(
-      "usage: %s [--repeat N]\n"
+      "usage: %s [--repeat N] [--small-m]\n"
       "float32 GEMM (M = N = K in {256, 512, 1024, 2048}), 1 and 2 threads: oneDNN dnnl_sgemm and\n"
       "OpenBLAS cblas_sgemm side by side with Anvil's ops::matmul_x86 (JIT) and the machine's FMA\n"
       "peak measured in the same run. The implementations take turns, cell by cell, so that they\n"
@@ -318,7 +426,9 @@ void print_help(const char* argv0) {
       "min_ratio_vs_best_library is the smallest anvil / best-library ratio at 1024 and 2048.\n"
       "  --repeat N   rounds per cell: each runs every implementation once (>= %.1f s); the table\n"
       "               gives medians over rounds, anvil/best the median of the per-round ratios\n"
-      "               (default 5)\n",
+      "               (default 5)\n"
+      "  --small-m    instead: M in {1, 8} x N, K in {384, 1536, 4096}, 1 thread, Anvil's few-rows\n"
+      "               schedule on prepacked B panels vs dnnl_sgemm / cblas_sgemm (issue 12)\n",
       argv0, kMinRepeatSeconds);
 }
 
@@ -326,7 +436,7 @@ void print_help(const char* argv0) {
 
 int main(int argc, char** argv) {
   int repeats = 5;
-  bool clean_env = false;
+  bool clean_env = false, small_m = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -337,6 +447,8 @@ int main(int argc, char** argv) {
       ++i;
     } else if (arg == "--clean-env") {
       clean_env = true;
+    } else if (arg == "--small-m") {
+      small_m = true;
     } else {
       std::fprintf(stderr, "unknown argument '%s' (try --help)\n", argv[i]);
       return 2;
@@ -353,6 +465,7 @@ int main(int argc, char** argv) {
     return rerun_without_openblas_env(argc, argv);
   }
 
+  if (small_m) return run_small_m(repeats);
   std::string cpu = anvil::bench::cpu_model();
   bool avx512 = __builtin_cpu_supports("avx512f");
   std::printf("CPU: %s, %u logical CPUs, AVX-512 %s\n", cpu.c_str(), std::thread::hardware_concurrency(),
