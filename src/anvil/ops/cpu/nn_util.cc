@@ -123,6 +123,29 @@ void schedule_row_reduction(te::Schedule& s, const te::Tensor& out, const te::Te
   if (vf > 0) s[reduction].vectorize(reduction.axis(nd - 1));
 }
 
+namespace {
+
+// The output of a row normalisation whose last dim is symbolic or a constant that is not a
+// multiple of the vector: rows fused and parallel, the row split by the vector with the column
+// loop kept apart, so loop_partition peels its guarded last tile and the full vectors stay
+// vectorised (fused into the parallel loop, the guard could not be peeled and the whole row
+// went scalar).
+bool schedule_row_output(te::Schedule& s, const te::Tensor& out, const Target& target) {
+  if (out.ndim() < 2) return false;
+  const int lanes = std::max(1, vector_lanes_of(target) * 4 / std::max(1, out.dtype().bits() / 8));
+  std::optional<int64_t> last = ir::as_const_int(out.shape().back());
+  if (last && (*last % lanes == 0 || *last < lanes)) return false;  // the default schedule does well
+  te::Stage& st = s[out];
+  std::vector<te::IterVar> lead(out.axis().begin(), out.axis().end() - 1);
+  te::IterVar rows = fuse_all_parallel(st, lead);
+  auto [io, ii] = st.split(out.axis().back(), lanes);
+  st.reorder({rows, io, ii});
+  st.vectorize(ii);
+  return true;
+}
+
+}  // namespace
+
 void schedule_reductions_then_injective(te::Schedule& s, const std::vector<te::Tensor>& outputs, const Target& target) {
   std::set<const te::OperationNode*> seen, outs;
   std::vector<te::Tensor> order;
@@ -152,7 +175,8 @@ void schedule_reductions_then_injective(te::Schedule& s, const std::vector<te::T
     }
     if (!t.axis().empty()) fuse_all_parallel(s[t], t.axis());
   }
-  for (const te::Tensor& o : outputs) schedule_injective_output(s, o, target);
+  for (const te::Tensor& o : outputs)
+    if (!schedule_row_output(s, o, target)) schedule_injective_output(s, o, target);
 }
 
 }  // namespace anvil::ops

@@ -41,14 +41,16 @@ void schedule_row_reduction(te::Schedule& s, const te::Tensor& out, const Target
 void schedule_row_reduction(te::Schedule& s, const te::Tensor& out, const te::Tensor& reduction, const Target& target);
 
 // A row reduction split for vectors (norm.cc reduce_over) names its lane-wise partial stage
-// "<name>" + kLanePartialSuffix; its last axis holds one vector of kReductionVectorBytes.
+// "<name>" + kLanePartialSuffix; its last axis holds one vector of kReductionVectorBytes (the
+// row's tail beyond its full vectors is a separate scalar reduction, "<name>_tail").
 inline constexpr const char* kLanePartialSuffix = "_lanes";
 inline constexpr int kReductionVectorBytes = 64;
 
 // Every compute stage with a reduction axis reachable from `outputs` (not an output itself)
 // computed at root with its outer axes fused and parallel (a lane-partial stage: its lane axis
-// vectorised inside the reduction loop); the rest inlined; outputs by schedule_injective_output.
-// For normalisations and softmax.
+// vectorised inside the reduction loop); the rest inlined; outputs by schedule_injective_output,
+// or, when their last dim is symbolic or a constant not a multiple of the vector, rows parallel
+// and each row in vectors with the guarded last one peeled. For normalisations and softmax.
 void schedule_reductions_then_injective(te::Schedule& s, const std::vector<te::Tensor>& outputs, const Target& target);
 
 // For schedules that may receive elementwise epilogues fused after their anchor stage (bias

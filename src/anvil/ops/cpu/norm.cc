@@ -45,20 +45,54 @@ std::vector<PrimExpr> stats_index(const std::vector<Var>& i, const std::vector<b
   return idx;
 }
 
+// Vectors and tail of a row of `len` elements split for lane partials: full vectors
+// floor(len / lanes) and the remaining tail (constants folded when len is one).
+struct RowSplit {
+  PrimExpr full, tail;
+  bool has_tail;
+};
+
+// Split a reduced last dim for vectors when it is symbolic or at least one vector long (a
+// shorter constant row stays one scalar loop).
+std::optional<RowSplit> row_split(const PrimExpr& len, int lanes) {
+  std::optional<int64_t> c = ir::as_const_int(len);
+  if (c && *c < lanes) return std::nullopt;
+  if (c) return RowSplit{ir::int_imm(*c / lanes), ir::int_imm(*c % lanes), *c % lanes != 0};
+  return RowSplit{ir::floordiv(len, lanes), ir::floormod(len, lanes), true};
+}
+
+// The lanes (and the tail) combined: reduce over rl in [0, lanes] of part_at(i, rl), the last
+// step taking tail(i) instead (the lane clamped: select evaluates both sides).
+te::Tensor combine_lanes(const std::vector<PrimExpr>& shape,
+                         const std::function<PrimExpr(const std::vector<Var>&, const PrimExpr&)>& part_at,
+                         const te::Tensor* tail, int lanes, bool is_max, const std::string& name) {
+  te::IterVar rl = te::reduce_axis(0, lanes + (tail ? 1 : 0), "rl");
+  return te::compute(
+      shape,
+      [&](const std::vector<Var>& i) {
+        PrimExpr v = part_at(i, tail ? ir::min(PrimExpr(rl), PrimExpr(ir::int_imm(lanes - 1))) : PrimExpr(rl));
+        if (tail) v = ir::select(PrimExpr(rl) < lanes, v, (*tail)(std::vector<PrimExpr>(i.begin(), i.end())));
+        return is_max ? te::max(v, {rl}) : te::sum(v, {rl});
+      },
+      name);
+}
+
 // A reduction over the `reduced` dims of f(data index), shaped by kept_shape. A reduction over
-// the last dim alone whose length is a constant multiple of a vector (at least two) goes in two
-// stages so it vectorises: lane-wise partial results over the row's contiguous vectors (stage
-// "<name>_lanes", see schedule_reductions_then_injective), then a short reduction of the lanes.
+// the last dim alone (constant of at least one vector, or symbolic) goes in stages so it
+// vectorises: lane-wise partial results over the row's full vectors (stage "<name>_lanes", see
+// schedule_reductions_then_injective), a scalar reduction of the tail (len mod lanes; "<name>_tail",
+// absent when a constant length divides), then a short reduction of the lanes and the tail.
 te::Tensor reduce_over(const te::Tensor& x, const std::vector<bool>& reduced, bool is_max,
                        const std::function<PrimExpr(const std::vector<PrimExpr>&)>& f, const std::string& name) {
   const int nd = x.ndim();
   const int lanes = kReductionVectorBytes / std::max(1, x.dtype().bits() / 8);
-  const std::optional<int64_t> len = nd > 0 ? ir::as_const_int(x.shape()[nd - 1]) : std::nullopt;
-  if (nd > 0 && std::count(reduced.begin(), reduced.end(), true) == 1 && reduced[nd - 1] && len &&
-      *len % lanes == 0 && *len >= 2 * lanes) {
+  std::optional<RowSplit> split;
+  if (nd > 0 && std::count(reduced.begin(), reduced.end(), true) == 1 && reduced[nd - 1])
+    split = row_split(x.shape()[nd - 1], lanes);
+  if (split) {
     std::vector<PrimExpr> lanes_shape = x.shape();
     lanes_shape[nd - 1] = ir::int_imm(lanes);
-    te::IterVar ro = te::reduce_axis(0, static_cast<int>(*len / lanes), "ro");
+    te::IterVar ro = te::reduce_axis(0, split->full, "ro");
     te::Tensor part = te::compute(
         lanes_shape,
         [&](const std::vector<Var>& i) {
@@ -67,15 +101,24 @@ te::Tensor reduce_over(const te::Tensor& x, const std::vector<bool>& reduced, bo
           return is_max ? te::max(f(idx), {ro}) : te::sum(f(idx), {ro});
         },
         name + std::string(kLanePartialSuffix));
-    te::IterVar rl = te::reduce_axis(0, lanes, "rl");
-    return te::compute(
-        kept_shape(x, reduced),
-        [&](const std::vector<Var>& i) {
-          std::vector<PrimExpr> idx(i.begin(), i.end());
-          idx[nd - 1] = rl;
-          return is_max ? te::max(part(idx), {rl}) : te::sum(part(idx), {rl});
-        },
-        name);
+    std::optional<te::Tensor> tail;
+    if (split->has_tail) {
+      te::IterVar rt = te::reduce_axis(0, split->tail, "rt");
+      tail = te::compute(
+          kept_shape(x, reduced),
+          [&](const std::vector<Var>& i) {
+            std::vector<PrimExpr> idx(i.begin(), i.end());
+            idx[nd - 1] = split->full * lanes + rt;
+            return is_max ? te::max(f(idx), {rt}) : te::sum(f(idx), {rt});
+          },
+          name + "_tail");
+    }
+    auto part_at = [&](const std::vector<Var>& i, const PrimExpr& lane) {
+      std::vector<PrimExpr> idx(i.begin(), i.end());
+      idx[nd - 1] = lane;
+      return part(idx);
+    };
+    return combine_lanes(kept_shape(x, reduced), part_at, tail ? &*tail : nullptr, lanes, is_max, name);
   }
   std::vector<te::IterVar> axes;
   std::vector<int> axis_of(x.ndim(), -1);
@@ -191,9 +234,9 @@ std::vector<te::Tensor> instance_norm(const graph::CallNode& call, const std::ve
 }
 
 // Stats per (n, group): the data viewed as [N, G, C/G, spatial...] inside the reductions. A
-// last dim of constant length, a multiple of a vector (at least two), is split as in
-// reduce_over: lane partials [N, G, lanes] over (C/G, spatial..., last / lanes) with the lane
-// axis vectorised, then a reduction of the lanes.
+// last dim that is symbolic or at least a vector long is split as in reduce_over: lane partials
+// [N, G, lanes] over (C/G, spatial..., last / lanes) with the lane axis vectorised, a scalar
+// reduction of the tail columns, then a reduction of the lanes and the tail.
 std::vector<te::Tensor> group_norm(const graph::CallNode& call, const std::vector<te::Tensor>& in) {
   const te::Tensor& x = in[0];
   const int nd = x.ndim();
@@ -205,30 +248,49 @@ std::vector<te::Tensor> group_norm(const graph::CallNode& call, const std::vecto
   for (int d = 2; d < nd; ++d) cnt = cnt * x.shape()[d];
   const PrimExpr fcnt = ir::cast(dt, cnt);
   const int lanes = kReductionVectorBytes / std::max(1, dt.bits() / 8);
-  const std::optional<int64_t> last = nd >= 3 ? ir::as_const_int(x.shape()[nd - 1]) : std::nullopt;
-  const bool split = last && *last % lanes == 0 && *last >= 2 * lanes;
-  // sum over the group of f(x index), as one reduction or lane partials then the lanes.
+  const std::optional<RowSplit> split = nd >= 3 ? row_split(x.shape()[nd - 1], lanes) : std::nullopt;
+  // sum over the group of f(x index), as one reduction or lane partials + tail, then the lanes.
   auto group_reduce = [&](const std::function<PrimExpr(const std::vector<PrimExpr>&, const Var&, const Var&)>& f,
                           const std::string& name) {
-    std::vector<te::IterVar> axes = {te::reduce_axis(0, cg, "rc")};
-    for (int d = 2; d < nd; ++d) {
-      PrimExpr extent = split && d == nd - 1 ? PrimExpr(ir::int_imm(*last / lanes)) : x.shape()[d];
-      axes.push_back(te::reduce_axis(0, extent, "r" + std::to_string(d)));
-    }
-    auto index = [&](const Var& n, const Var& grp, const Var* lane) {
+    // The group's axes, the last one of extent `last` starting at column `first`.
+    auto make_axes = [&](const PrimExpr& last, const char* last_name) {
+      std::vector<te::IterVar> axes = {te::reduce_axis(0, cg, "rc")};
+      for (int d = 2; d < nd; ++d)
+        axes.push_back(te::reduce_axis(0, d == nd - 1 ? last : x.shape()[d],
+                                       d == nd - 1 ? std::string(last_name) : "r" + std::to_string(d)));
+      return axes;
+    };
+    auto index = [&](const std::vector<te::IterVar>& axes, const Var& n, const Var& grp,
+                     const std::function<PrimExpr(PrimExpr)>& col) {
       std::vector<PrimExpr> idx = {n, grp * cg + axes[0]};
       for (size_t a = 1; a < axes.size(); ++a) idx.push_back(axes[a]);
-      if (lane) idx.back() = idx.back() * lanes + *lane;
+      if (col) idx.back() = col(idx.back());
       return idx;
     };
-    if (!split)
-      return te::compute({x.shape()[0], g}, [&](Var n, Var grp) { return te::sum(f(index(n, grp, nullptr), n, grp), axes); },
-                         name);
+    if (!split) {
+      std::vector<te::IterVar> axes = make_axes(nd >= 3 ? x.shape()[nd - 1] : PrimExpr(), "r");
+      return te::compute({x.shape()[0], g},
+                         [&](Var n, Var grp) { return te::sum(f(index(axes, n, grp, nullptr), n, grp), axes); }, name);
+    }
+    std::vector<te::IterVar> vaxes = make_axes(split->full, "ro");
     te::Tensor part = te::compute(
-        {x.shape()[0], g, lanes}, [&](Var n, Var grp, Var l) { return te::sum(f(index(n, grp, &l), n, grp), axes); },
+        {x.shape()[0], g, lanes},
+        [&](Var n, Var grp, Var l) {
+          return te::sum(f(index(vaxes, n, grp, [&](PrimExpr c) { return c * lanes + l; }), n, grp), vaxes);
+        },
         name + std::string(kLanePartialSuffix));
-    te::IterVar rl = te::reduce_axis(0, lanes, "rl");
-    return te::compute({x.shape()[0], g}, [&](Var n, Var grp) { return te::sum(part(n, grp, rl), {rl}); }, name);
+    std::optional<te::Tensor> tail;
+    if (split->has_tail) {
+      std::vector<te::IterVar> taxes = make_axes(split->tail, "rt");
+      tail = te::compute(
+          {x.shape()[0], g},
+          [&](Var n, Var grp) {
+            return te::sum(f(index(taxes, n, grp, [&](PrimExpr c) { return split->full * lanes + c; }), n, grp), taxes);
+          },
+          name + "_tail");
+    }
+    auto part_at = [&](const std::vector<Var>& i, const PrimExpr& lane) { return part(i[0], i[1], lane); };
+    return combine_lanes({x.shape()[0], g}, part_at, tail ? &*tail : nullptr, lanes, false, name);
   };
   te::Tensor sum = group_reduce([&](const std::vector<PrimExpr>& i, const Var&, const Var&) { return x(i); }, "norm_sum");
   te::Tensor sq = group_reduce(
