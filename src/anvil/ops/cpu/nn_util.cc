@@ -136,11 +136,17 @@ bool schedule_row_output(te::Schedule& s, const te::Tensor& out, const Target& t
   std::optional<int64_t> last = ir::as_const_int(out.shape().back());
   if (last && (*last % lanes == 0 || *last < lanes)) return false;  // the default schedule does well
   te::Stage& st = s[out];
-  std::vector<te::IterVar> lead(out.axis().begin(), out.axis().end() - 1);
-  te::IterVar rows = fuse_all_parallel(st, lead);
+  te::IterVar rows = out.axis()[0];
+  for (int d = 1; d + 1 < out.ndim(); ++d) rows = st.fuse(rows, out.axis()[d]);
   auto [io, ii] = st.split(out.axis().back(), lanes);
   st.reorder({rows, io, ii});
   st.vectorize(ii);
+  int64_t total = 1;  // -1: not a constant
+  for (const ir::PrimExpr& d : out.shape()) {
+    std::optional<int64_t> c = ir::as_const_int(d);
+    total = c && total >= 0 ? total * *c : -1;
+  }
+  if (total < 0 || total >= kParallelMinElements) st.parallel(rows);  // as schedule_injective_output
   return true;
 }
 
