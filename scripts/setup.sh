@@ -1,7 +1,18 @@
 #!/usr/bin/env bash
 # Installs every dependency Anvil's build, tests and demo use — the one list of them.
 # Idempotent: when everything is present it only checks, in about a second.
+# `scripts/setup.sh --bench` (or ANVIL_SETUP_BENCH=1) also installs the benchmarks' optional peers
+# (BENCH_PIP_PACKAGES below); the tests never need them.
 set -euo pipefail
+
+BENCH=${ANVIL_SETUP_BENCH:-0}
+for arg in "$@"; do
+  case "$arg" in
+    --bench) BENCH=1 ;;
+    -h|--help) echo "usage: scripts/setup.sh [--bench]   (--bench: also the benchmarks' optional peers)"; exit 0 ;;
+    *) echo "setup: unknown argument '$arg' (usage: scripts/setup.sh [--bench])" >&2; exit 2 ;;
+  esac
+done
 
 # Debian packages (see docs/design.md §3 for why each is here).
 APT_PACKAGES=(
@@ -25,6 +36,9 @@ APT_PACKAGES=(
 # Entries are pip-name[:import-name].
 # onnx, onnxruntime: the importer's tests, the conformance runner and the model references.
 PIP_PACKAGES=(numpy nanobind pytest scikit-build-core apache-tvm:tvm tornado onnx onnxruntime rapidocr-onnxruntime:rapidocr_onnxruntime)
+# Opt-in (--bench): openvino, the second peer column of bench/models/bench_models.py.
+BENCH_PIP_PACKAGES=(openvino)
+if [ "$BENCH" = 1 ]; then PIP_PACKAGES+=("${BENCH_PIP_PACKAGES[@]}"); fi
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
