@@ -71,6 +71,33 @@ TEST_F(TransformScatterKernels, ScatterNdRowsAndElements) {
   }, 1e-6);
 }
 
+// The kernels are one pass over the updates: many updates (the gather form cost output x
+// updates, and 'mul' took at most 64), repeated indices applied in order, an index out of range skipped.
+TEST_F(TransformScatterKernels, ManyUpdatesInOrderAndOutOfRangeIndicesSkipped) {
+  constexpr int kData = 20000, kUpd = 3000;
+  Tensor x = random_f32({kData}, rng), upd = random_f32({kUpd}, rng);
+  std::vector<int64_t> idx(kUpd);
+  std::uniform_int_distribution<int64_t> pick(-kData, kData + 5);  // a few out of range
+  for (int64_t& v : idx) v = pick(rng) % 50;  // few targets: many repeats
+  idx[7] = kData + 3;
+  idx[9] = -kData - 1;
+  Tensor ind = ints({kUpd, 1}, idx);
+  for (std::string red : {"none", "mul", "add"}) {
+    SCOPED_TRACE(red);
+    auto e = b.call("scatter_nd", {param("x", {kData}), param("i", {kUpd, 1}, kI64), param("u", {kUpd})},
+                    {{"reduction", red}});
+    std::vector<double> ref(kData);
+    for (int64_t k = 0; k < kData; ++k) ref[k] = at(x, {k});
+    for (int64_t k = 0; k < kUpd; ++k) {
+      int64_t j = idx[k] < 0 ? idx[k] + kData : idx[k];
+      if (j < 0 || j >= kData) continue;
+      double u = at(upd, {k});
+      ref[j] = red == "none" ? u : red == "mul" ? float(ref[j] * u) : float(ref[j] + u);
+    }
+    expect_elements(run(e, {x, ind, upd}, {{kData}})[0], [&](const Idx& i) { return ref[i[0]]; }, 1e-5);
+  }
+}
+
 TEST_F(TransformScatterKernels, TypeInferenceErrors) {
   EXPECT_EQ(graph::to_string(b.call("gather_nd", {param("x", {n, 5, 3}), param("i", {7, 2}, kI64)}).type()),
             "Tensor[(7, 3), float32]");
