@@ -15,12 +15,15 @@
 import argparse
 import json
 import os
-import time
+import sys
 
 os.environ.setdefault("ANVIL_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from side_by_side import per_call_ms  # noqa: E402
 
 SIZES = [384, 1536, 4096]
 
@@ -36,16 +39,6 @@ def model(op, m, n, k, w):
     md = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
     md.ir_version = 8
     return md
-
-
-def per_call_us(run, min_ms):
-    n, t0 = 0, time.perf_counter()
-    while True:
-        run()
-        n += 1
-        dt = (time.perf_counter() - t0) * 1e3
-        if dt >= min_ms:
-            return dt / n * 1e3
 
 
 def main():
@@ -91,8 +84,8 @@ def main():
                     run_a(), run_o()
                     ta, to = [], []
                     for _ in range(args.runs):
-                        ta.append(per_call_us(run_a, args.min_ms))
-                        to.append(per_call_us(run_o, args.min_ms))
+                        ta.append(per_call_ms(run_a, 1, args.min_ms) * 1e3)
+                        to.append(per_call_ms(run_o, 1, args.min_ms) * 1e3)
                     a, o = float(np.median(ta)), float(np.median(to))
                     flag = "" if ok and ok_o else ("  WRONG anvil" if not ok else "  WRONG ort")
                     print(f"{op:7} {m:>2} {n:>5} {k:>5} {a:10.1f} {o:10.1f} {o / a:9.2f}{flag}", flush=True)

@@ -12,12 +12,15 @@
 import argparse
 import json
 import os
-import time
+import sys
 
 os.environ.setdefault("ANVIL_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from side_by_side import per_call_ms  # noqa: E402
 
 # (kind, in_channels, size, out_channels, kernel, stride, relu6)
 LAYERS = [
@@ -66,22 +69,6 @@ def layer_model(kind, c, size, o, k, stride, relu6, rng):
     m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
     m.ir_version = 8
     return m
-
-
-def per_call_ms(run, runs, min_ms):
-    run()
-    times = []
-    for _ in range(runs):
-        n, t0 = 0, time.perf_counter()
-        while True:
-            run()
-            n += 1
-            dt = (time.perf_counter() - t0) * 1e3
-            if dt >= min_ms:
-                break
-        times.append(dt / n)
-    times.sort()
-    return times[len(times) // 2]
 
 
 def main():

@@ -17,7 +17,8 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from topk_cumsum_bench import engines, per_call_ms  # noqa: E402
+from side_by_side import per_call_ms  # noqa: E402
+from topk_cumsum_bench import engines  # noqa: E402
 
 # (name, declared input shape, run shape)
 CASES = [("static 128", [1, 12, 128, 128], (1, 12, 128, 128)),

@@ -12,12 +12,15 @@
 import argparse
 import json
 import os
-import time
+import sys
 
 os.environ.setdefault("ANVIL_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from side_by_side import per_call_ms  # noqa: E402
 
 # (shape, k, axis, largest)
 TOPK = [((1, 1000), 5, -1, 1), ((8, 50000), 10, -1, 1), ((1, 4096), 100, -1, 1), ((64, 32000), 10, -1, 1),
@@ -48,22 +51,6 @@ def cumsum_model(shape, axis, exclusive, reverse):
                      [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, list(shape))],
                      initializer=[onnx.numpy_helper.from_array(np.array(axis, np.int64), "axis")])
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
-
-
-def per_call_ms(run, runs, min_ms):
-    run()
-    times = []
-    for _ in range(runs):
-        n, t0 = 0, time.perf_counter()
-        while True:
-            run()
-            n += 1
-            dt = (time.perf_counter() - t0) * 1e3
-            if dt >= min_ms:
-                break
-        times.append(dt / n)
-    times.sort()
-    return times[len(times) // 2]
 
 
 def engines(model, x):
