@@ -49,7 +49,7 @@ LAYERS = [
 ]
 
 
-def layer_model(kind, c, size, o, k, stride, relu6, rng):
+def layer_model(kind, c, size, o, k, stride, relu6, rng, batch=1):
     import onnx
     h = onnx.helper
     groups = c if kind == "dw" else 1
@@ -64,8 +64,8 @@ def layer_model(kind, c, size, o, k, stride, relu6, rng):
         nodes.append(h.make_node("Clip", ["c", "lo", "hi"], ["y"]))
         inits += [onnx.numpy_helper.from_array(np.array(0, np.float32), "lo"),
                   onnx.numpy_helper.from_array(np.array(6, np.float32), "hi")]
-    g = h.make_graph(nodes, "layer", [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, c, size, size])],
-                     [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, o, out, out])], initializer=inits)
+    g = h.make_graph(nodes, "layer", [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [batch, c, size, size])],
+                     [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [batch, o, out, out])], initializer=inits)
     m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
     m.ir_version = 8
     return m
@@ -78,17 +78,18 @@ def main():
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--min-ms", type=float, default=30.0)
     ap.add_argument("--only", choices=["dw", "pw", "stem"])
+    ap.add_argument("--batch", type=int, default=1, help="images per call (MobileNetV2 at batch 8: --batch 8)")
     args = ap.parse_args()
     rng = np.random.default_rng(20261202)
     la = os.getloadavg()
-    print(f"{os.cpu_count()} cpus, load average {la[0]:.2f} {la[1]:.2f} {la[2]:.2f}; 1 thread per engine")
+    print(f"{os.cpu_count()} cpus, load average {la[0]:.2f} {la[1]:.2f} {la[2]:.2f}; 1 thread per engine; batch {args.batch}")
     rows = []
     for kind, c, size, o, k, stride, relu6 in LAYERS:
         if args.only and kind != args.only:
             continue
         case = f"{kind} {c}x{size}x{size} -> {o} {k}x{k} s{stride}{' relu6' if relu6 else ''}"
-        model = layer_model(kind, c, size, o, k, stride, relu6, rng)
-        x = rng.uniform(-1, 1, size=(1, c, size, size)).astype(np.float32)
+        model = layer_model(kind, c, size, o, k, stride, relu6, rng, args.batch)
+        x = rng.uniform(-1, 1, size=(args.batch, c, size, size)).astype(np.float32)
         so = ort.SessionOptions()
         so.intra_op_num_threads = 1
         so.inter_op_num_threads = 1
@@ -109,7 +110,7 @@ def main():
         print(f"{case:<40} anvil {ta:8.4f} ms  ort {to:8.4f} ms  ratio {ta / to:5.2f}{'' if ok else '  RESULTS DIFFER'}",
               flush=True)
     print(f"load average after: {os.getloadavg()[0]:.2f}")
-    print(json.dumps({"bench": "mobilenet_conv", "threads": 1, "rows": rows}))
+    print(json.dumps({"bench": "mobilenet_conv", "threads": 1, "batch": args.batch, "rows": rows}))
 
 
 if __name__ == "__main__":

@@ -186,12 +186,27 @@ class IntervalEval {
     return Interval{fold_min(fold_min(a, b), fold_min(d, e)), fold_max(fold_max(a, b), fold_max(d, e))};
   }
 
-  std::optional<Interval> by_positive_const(const PrimExpr& a, const PrimExpr& b, bool div) {
+  // b with its constant sub-expressions folded: a divisor written as floordiv(32, 32) (a conv's
+  // channels per group) is the constant 1, which cint alone would not see.
+  static PrimExpr fold_constants(const PrimExpr& b) {
+    auto fold2 = [](const auto* op, auto f) { return f(fold_constants(op->a()), fold_constants(op->b())); };
+    if (auto* op = b.as<ir::AddNode>()) return fold2(op, fold_add);
+    if (auto* op = b.as<ir::SubNode>()) return fold2(op, fold_sub);
+    if (auto* op = b.as<ir::MulNode>()) return fold2(op, fold_mul);
+    if (auto* op = b.as<ir::FloorDivNode>()) return fold2(op, fold_floordiv);
+    if (auto* op = b.as<ir::FloorModNode>()) return fold2(op, fold_floormod);
+    return b;
+  }
+
+  std::optional<Interval> by_positive_const(const PrimExpr& a, const PrimExpr& b_in, bool div) {
+    const PrimExpr b = fold_constants(b_in);
     auto cb = cint(b);
     if (!cb || *cb <= 0 || mentions_relaxed(b, spec_)) return std::nullopt;
     auto x = eval(a);
     if (!x) return std::nullopt;
     if (div) return Interval{fold_floordiv(x->lo, b), fold_floordiv(x->hi, b)};
+    // A point (a kept loop var: a fused axis compute_at attaches to) stays a point.
+    if (ir::structural_equal(x->lo, x->hi)) return Interval{fold_floormod(x->lo, b), fold_floormod(x->hi, b)};
     auto lo = cint(x->lo), hi = cint(x->hi);
     if (lo && hi && floordiv_i64(*lo, *cb) == floordiv_i64(*hi, *cb))
       return Interval{fold_floormod(x->lo, b), fold_floormod(x->hi, b)};

@@ -16,6 +16,7 @@
 #include "anvil/ir/eval.h"
 #include "anvil/ir/expr_ops.h"
 #include "anvil/ir/printer.h"
+#include "anvil/ir/structural_equal.h"
 
 namespace anvil::arith {
 namespace {
@@ -93,6 +94,30 @@ TEST(Interval, AgreesWithConstIntBoundWhereBothAreExact) {
     EXPECT_EQ((std::pair{ir::eval_int(iv->lo), ir::eval_int(iv->hi)}), (std::pair{b.min, b.max}))
         << ir::to_string(e) << ": const_int_bound " << b.to_string();
   }
+}
+
+// A fused loop var that compute_at keeps (one value per iteration) maps back to its axes as
+// floordiv/floormod of a point: both must stay points, or a producer attached there is computed
+// over its whole tensor at every iteration (a depthwise conv's padded planes were).
+TEST(Interval, DivAndModOfAKeptVarArePoints) {
+  Var f("f"), j("j"), one("one");
+  RelaxSpec spec;
+  spec.keep.insert(f.get());
+  spec.extent[j.get()] = PrimExpr(4);
+  spec.extent[one.get()] = PrimExpr(1);  // a relaxed loop of one iteration
+  for (const PrimExpr& e : {floormod(f + one, 32), floordiv(f + one, 32), floormod(f * 2 + 1 + one, 8),
+                            floordiv(f + one, floordiv(PrimExpr(32), PrimExpr(32))) * 3}) {
+    auto iv = eval_interval(e, spec);
+    ASSERT_TRUE(iv.has_value()) << ir::to_string(e);
+    EXPECT_TRUE(ir::structural_equal(iv->lo, iv->hi)) << ir::to_string(e) << ": [" << ir::to_string(iv->lo) << ", "
+                                                      << ir::to_string(iv->hi) << "]";
+    for (int64_t v : {0, 31, 77})
+      EXPECT_EQ(ir::eval_int(iv->lo, {{f, v}}), ir::eval_int(e, {{f, v}, {one, 0}})) << ir::to_string(e) << " at f=" << v;
+  }
+  // Not a point: the whole range of the modulus.
+  auto iv = eval_interval(floormod(f + j, 32), spec);
+  ASSERT_TRUE(iv.has_value());
+  EXPECT_EQ(ir::eval_int(iv->hi), 31);
 }
 
 TEST(Interval, FoldingBuildersFoldConstantsAndIdentities) {

@@ -240,6 +240,17 @@ TEST_F(NnKernels, Conv2dDepthwise37ChannelsStride2) {
   check_conv({{1, 37, 15, 15}, {37, 1, 3, 3}, {2, 2}, {0, 0, 1, 1}, {1, 1}, 37, false, ""}, rng, n);
   check_conv({{2, 24, 20, 20}, {24, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 24, true, ""}, rng, n);
 }
+// The depthwise schedule's per-plane padded input (batch > 1, or output rows of 28 and more):
+// rows of 16-lane vectors with a guarded tail (52, 61 -> 31), a row-divisor vector (30), stride
+// 2, a channel multiplier of 2 (each plane's padded input read by two output channels), and
+// a symbolic batch; one image with small planes keeps the whole padded input (7).
+TEST_F(NnKernels, Conv2dDepthwisePaddedPerPlane) {
+  check_conv({{1, 5, 9, 52}, {5, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 5, false, ""}, rng, n);
+  check_conv({{1, 6, 11, 61}, {6, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 6, false, ""}, rng, n);
+  check_conv({{3, 4, 8, 30}, {8, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 4, false, ""}, rng, n);
+  check_conv({{2, 7, 13, 13}, {7, 1, 5, 5}, {2, 2}, {2, 1, 2, 2}, {1, 1}, 7, true, ""}, rng, n);
+  check_conv({{1, 9, 7, 7}, {9, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 9, false, ""}, rng, n);
+}
 TEST_F(NnKernels, Conv2dFewOutputChannelsRowSchedule) {
   check_conv({{1, 5, 9, 21}, {3, 5, 2, 3}, {1, 1}, {0, 1, 1, 0}, {1, 1}, 1, false, ""}, rng, n);
 }

@@ -13,7 +13,8 @@
 //  - "conv2d_nchw_row.x86" (depthwise, few channels per group, symbolic spatial dims): one
 //    output row vector at a time accumulated in registers, the reduction (c, r, s) outside the
 //    vector, (batch, channel, row) in parallel; strided columns read from stride phases of the
-//    padded planes (contiguous per tap).
+//    padded planes (contiguous per tap). Depthwise: (batch, channel) planes in parallel, each
+//    plane's padded input made just before its rows (schedule_depthwise).
 // nn.conv2d_transpose: the gather form vectorised along the output row, or, with stride equal
 // to the kernel, one tap per output computed along input rows and interleaved (transpose_by_taps).
 #include <algorithm>
@@ -23,6 +24,7 @@
 #include "anvil/ir/expr_ops.h"
 #include "anvil/ops/cpu/broadcast.h"
 #include "anvil/ops/cpu/conv2d.h"
+#include "anvil/ops/cpu/conv2d_few_channels.h"
 #include "anvil/ops/cpu/nn_strategies.h"
 #include "anvil/ops/cpu/nn_util.h"
 #include "anvil/ops/cpu/schedule_injective.h"
@@ -159,6 +161,7 @@ std::vector<te::Tensor> conv2d_compute(const graph::CallNode& call, const std::v
               rx = te::reduce_axis(0, weight.shape()[3], "rx");
   if (const int kt = pointwise_block(call, data.shape(), wshape, data.dtype(), target); kt > 0)
     return conv2d_pointwise(data, weight, packed, w_at, oshape, kt);
+  if (std::vector<te::Tensor> few = conv2d_few_channels_compute(call, data, weight); !few.empty()) return few;
   int kb = conv2d_nchwc_block(data.shape(), wshape, data.dtype(), c.groups, target);
   const bool depthwise = ir::as_const_int(Cg) == std::optional<int64_t>(1) && o_static == c.groups;
   if (packed && kb > 0 && (o_static / c.groups) % packed == 0) kb = int(packed);
@@ -303,47 +306,65 @@ void schedule_pointwise(te::Schedule& s, const te::Tensor& out, const te::Tensor
   a.vectorize(acc.axis(3));
 }
 
-// Depthwise float32 with a static output row of at least 48 or a multiple of 16 (MobileNetV2's
-// 3x3 at 112 and 56): the row schedule with vectors of 16 lanes and a guarded last vector that
-// loop_partition peels, instead of the row's largest divisor (14 lanes for rows of 56: LLVM
-// widens and shuffles odd vectors lane by lane), and the kernel window unrolled. False when it
-// does not apply.
-bool schedule_depthwise(te::Schedule& s, const te::Tensor& out, const te::Tensor& conv) {
+// Depthwise float32 with static kernel window (one input channel per output channel): planes
+// (batch, channel) in parallel, each plane's zero-padded input (or its stride phases) produced
+// just before its rows, so it is still in L1/L2 when the taps read it; computed whole first, a
+// batch-8 stride-2 layer at 112x112 wrote and re-read 40 MB and ran 10x slower than 8 batch-1
+// calls. Per row one vector of the output row at a time, the window unrolled. Rows of at least
+// 48 or a multiple of 16 take vectors of 16 lanes and a guarded last vector that loop_partition
+// peels, instead of the row's largest divisor (14 lanes for rows of 56: LLVM widens and
+// shuffles odd vectors lane by lane); shorter rows take the row's own divisor (the guarded
+// tail's stores are scalar). False when it does not apply.
+bool schedule_depthwise(te::Schedule& s, const te::Tensor& out, const te::Tensor& conv, const te::Tensor& padded,
+                        const Target& target) {
   if (conv.dtype() != DataType::float32() || conv.reduce_axis().size() != 3 || out.ndim() != 4) return false;
   for (const te::IterVar& r : conv.reduce_axis())
     if (!ir::as_const_int(r->dom().extent)) return false;
   if (*ir::as_const_int(conv.reduce_axis()[0]->dom().extent) != 1) return false;
   const std::optional<int64_t> w = ir::as_const_int(out.shape()[3]);
-  // Shorter rows that 16 does not divide: the row's own divisor measured faster (the guarded
-  // tail's stores are scalar); rows of 56 (16 x 3 + 8) gained ~12 %, rows of 112 ~3 %.
-  if (!w || (*w % 16 != 0 && *w < 48)) return false;
-  const int vf = 16;
+  if (!w) return false;
+  // One image with small output planes (14x14, 7x7): the whole padded input fits in L2 and one
+  // parallel pass over it measured faster than a copy per plane (0.08 vs 0.11 ms at 960x7x7).
+  if (ir::as_const_int(out.shape()[0]) == std::optional<int64_t>(1) && *w < 28) {
+    schedule_padded(s, padded);
+    schedule_row_reduction(s, out, conv, target);
+    return true;
+  }
+  const int lanes = lanes_for(target, out.dtype());
+  const int vf = lanes >= 16 && (*w % 16 == 0 || *w >= 48) ? 16 : row_vector_factor(out.shape()[3], lanes);
   te::Tensor acc = conv;
   if (out.get() == conv.get()) acc = s.cache_write(conv, "local");
   te::Stage& o = s[out];
-  auto [xo, xi] = o.split(out.axis(3), vf);
-  o.vectorize(xi);
-  fuse_all_parallel(o, {out.axis(0), out.axis(1), out.axis(2)});
+  te::IterVar attach = out.axis(3);
+  if (vf > 0) {
+    auto [xo, xi] = o.split(out.axis(3), vf);
+    o.vectorize(xi);
+    attach = xo;
+  }
+  te::IterVar plane = fuse_all_parallel(o, {out.axis(0), out.axis(1)});
+  if (padded.defined()) s[padded].compute_at(o, plane);
   te::Stage& a = s[acc];
-  a.compute_at(o, xo);
+  a.compute_at(o, attach);
   a.reorder({acc.axis(0), acc.axis(1), acc.axis(2), acc.reduce_axis(0), acc.reduce_axis(1), acc.reduce_axis(2),
              acc.axis(3)});
   a.unroll(acc.reduce_axis(1));
   a.unroll(acc.reduce_axis(2));
-  a.vectorize(acc.axis(3));
+  if (vf > 0) a.vectorize(acc.axis(3));
   return true;
 }
 
 // outs[0] is the convolution or an elementwise epilogue of it (same NCHW shape) fused after it.
 void conv2d_schedule(te::Schedule& s, const std::vector<te::Tensor>& outs, const Target& target) {
+  if (schedule_conv2d_few_channels(s, outs, target)) return;
   const te::Tensor& out = outs[0];
   inline_elementwise_except(s, outs, {"padded", "weight_packed"});
   if (te::Tensor pw = find_tensor(outs, "conv_pointwise"); pw.defined()) return schedule_pointwise(s, out, pw);
   te::Tensor blocked = find_tensor(outs, "conv_blocked");
   if (blocked.defined()) return schedule_nchwc(s, out, blocked, target);
-  schedule_padded(s, find_tensor(outs, "padded"));
   te::Tensor conv = find_tensor(outs, "conv2d");
-  if (conv.defined() && schedule_depthwise(s, out, conv)) return;
+  te::Tensor padded = find_tensor(outs, "padded");
+  if (conv.defined() && schedule_depthwise(s, out, conv, padded, target)) return;
+  schedule_padded(s, padded);
   schedule_row_reduction(s, out, conv.defined() ? conv : out, target);
 }
 
