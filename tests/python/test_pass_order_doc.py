@@ -37,7 +37,7 @@ def is_contiguous_run(names, order):
 
 def test_build_order_is_readable():
     order = build_order()
-    assert order[:3] == ["te::lower", "simplify", "loop_partition"], order
+    assert order[:4] == ["te::lower", "simplify", "select_to_if", "loop_partition"], order
     assert order[-1] == "lower_parallel", order
 
 
@@ -53,5 +53,5 @@ def test_documented_pass_chains_match_the_build():
 
 def test_a_reordered_chain_is_caught():
     order = build_order()
-    assert is_contiguous_run(["simplify", "loop_partition", "simplify"], order)
-    assert not is_contiguous_run(["simplify", "loop_partition", "simplify", "vectorize", "unroll"], order)
+    assert is_contiguous_run(["select_to_if", "loop_partition", "simplify"], order)
+    assert not is_contiguous_run(["select_to_if", "loop_partition", "simplify", "vectorize", "unroll"], order)

@@ -16,6 +16,7 @@
 #include "anvil/tir/passes/loop_partition.h"
 #include "anvil/tir/passes/lower_parallel.h"
 #include "anvil/tir/passes/remove_no_op.h"
+#include "anvil/tir/passes/select_to_if.h"
 #include "anvil/tir/passes/simplify.h"
 #include "anvil/tir/passes/storage_flatten.h"
 #include "anvil/tir/passes/unroll.h"
@@ -54,11 +55,13 @@ class StageHook {
 
 tir::PrimFunc run_stages(tir::PrimFunc f, const StageHook& after) {
   namespace p = tir::passes;
-  // The standard order (DESIGN.md §1): clean up what lowering produced, peel the guards of
-  // non-dividing splits so the main part of each loop has no condition, expand unrolled and
+  // The standard order (DESIGN.md §1): clean up what lowering produced, turn loop-bounded
+  // selects into ifs and peel those and the guards of non-dividing splits so the main part of
+  // each loop has no condition, expand unrolled and
   // vectorized loops, flatten n-d buffer accesses, drop dead code, and give parallel loops the
   // form the code generators outline.
   f = after("simplify", p::simplify(f));
+  f = after("select_to_if", p::select_to_if(f));
   f = after("loop_partition", p::loop_partition(f));
   f = after("simplify (after loop_partition)", p::simplify(f));
   f = after("unroll", p::unroll(f));

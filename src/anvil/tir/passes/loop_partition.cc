@@ -181,15 +181,25 @@ class Partitioner : public StmtMutator {
       if (auto k = ir::as_const_int(ext); k && *k <= 0) return;
       Stmt loop = ForNode::make(v, from, ext, op->for_kind(), body, op->thread_tag(), op->annotations());
       auto scope = ana_.bind(v, from, ext);
-      parts.push_back(StmtMutator::mutate_(loop.as<ForNode>()));
+      // Each part may split again at another if on v (a padding's two borders, nested ifs of
+      // select_to_if); the depth bounds the copies.
+      if (depth_ < kMaxDepth) {
+        ++depth_;
+        parts.push_back(mutate_(loop.as<ForNode>()));
+        --depth_;
+      } else {
+        parts.push_back(StmtMutator::mutate_(loop.as<ForNode>()));
+      }
     };
     emit(lo, p, first_body);
     emit(p, end, second_body);
     return seq(parts);
   }
 
+  static constexpr int kMaxDepth = 4;
   arith::Analyzer ana_;
   std::unordered_set<const IfThenElseNode*> done_;
+  int depth_ = 0;
 };
 
 }  // namespace
