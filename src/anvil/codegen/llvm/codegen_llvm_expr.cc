@@ -1,8 +1,9 @@
 // TIR -> LLVM: expressions, buffer loads and stores. Integer semantics follow ir/eval.h: wrapping
 // arithmetic (no nsw/nuw), truncating Div, flooring FloorDiv/FloorMod (also for negative
 // operands), unsigned compares for uint. Vector dtypes are LLVM vectors: a Ramp index with
-// stride 1 is one vector load/store, a Broadcast index one scalar load splatted, any other
-// vector index a masked gather/scatter with all lanes on. Alignment (access_align): the base
+// stride 1 is one vector load/store, a load with a constant stride of 2-4 one load of the span
+// and a shuffle, a Broadcast index one scalar load splatted, any other vector index a masked
+// gather/scatter with all lanes on. Alignment (access_align): the base
 // alignment of the buffer's data var (Allocate: 64 bytes; tensor parameters: their element size,
 // checked at the kernel entry) combined with the modular set of the index (arith/modular.h), so
 // a vector load of A[ramp(i * 16, 1, 16)] from a 64-byte aligned float buffer is `align 64`;
@@ -10,6 +11,8 @@
 #include <llvm/IR/Constants.h>
 
 #include <algorithm>
+#include <optional>
+#include <vector>
 
 #include "anvil/base/error.h"
 #include "anvil/codegen/llvm/codegen_llvm_impl.h"
@@ -170,6 +173,9 @@ llvm::Value* CodeGenLLVM::expr(const PrimExpr& e) {
 
 namespace {
 
+// Strided vector loads up to this stride are a contiguous load and a shuffle (see buffer_load).
+constexpr int64_t kMaxShuffledStride = 4;
+
 std::optional<int64_t> const_stride(const PrimExpr& idx) {
   if (auto* r = idx.as<ir::RampNode>()) return ir::as_const_int(r->stride());
   return std::nullopt;
@@ -216,6 +222,22 @@ llvm::Value* CodeGenLLVM::buffer_load(const ir::BufferLoadNode* op) {
     llvm::Value* s = b_.CreateAlignedLoad(mt, b_.CreateInBoundsGEP(mt, base, index_expr(bc->value())),
                                           access_align(buf, bc->value()));
     v = b_.CreateVectorSplat(static_cast<unsigned>(lanes), s);
+  } else if (std::optional<int64_t> st = const_stride(idx);
+             st && *st >= 2 && *st <= kMaxShuffledStride && et.bits() >= 8 && !et.is_sub_byte_int()) {
+    // A small constant stride (a stride-2 convolution's taps): a load of lanes * stride
+    // elements whose lanes past the last one read ((lanes - 1) * stride) are masked off, so no
+    // byte beyond the elements the gather would read is touched, and a shuffle that picks every
+    // stride-th element; a gather was several times slower, an odd-length load split badly.
+    const PrimExpr& first = idx.as<ir::RampNode>()->base();
+    const unsigned wide_n = static_cast<unsigned>(lanes * *st), span = static_cast<unsigned>((lanes - 1) * *st + 1);
+    llvm::Value* ptr = b_.CreateInBoundsGEP(mt, base, index_expr(first));
+    std::vector<llvm::Constant*> on(wide_n);
+    for (unsigned i = 0; i < wide_n; ++i) on[i] = b_.getInt1(i < span);
+    llvm::Value* wide = b_.CreateMaskedLoad(llvm::FixedVectorType::get(mt, wide_n), ptr, access_align(buf, first),
+                                            llvm::ConstantVector::get(on));
+    std::vector<int> pick(static_cast<size_t>(lanes));
+    for (int i = 0; i < lanes; ++i) pick[static_cast<size_t>(i)] = static_cast<int>(i * *st);
+    v = b_.CreateShuffleVector(wide, pick);
   } else {
     llvm::Value* ptrs = b_.CreateInBoundsGEP(mt, base, index_expr(idx));
     v = b_.CreateMaskedGather(llvm::FixedVectorType::get(mt, static_cast<unsigned>(lanes)), ptrs,

@@ -4,6 +4,8 @@
 #include "anvil/codegen/llvm/codegen_llvm.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -155,6 +157,45 @@ TEST(CodeGenLLVM, AlignedVectorKernelMatchesLoopAndArgumentsNeedOnlyElementAlign
     Tensor other = Tensor::empty({len}, DataType::float32());
     m["blocks"](ok, other);  // still usable
   }
+}
+
+// A vector load with a constant stride of 2-4 is one masked load of the span and a shuffle:
+// B[io * lanes + l] = A[(io * lanes + l) * stride]. A ends exactly at a PROT_NONE page, so a
+// load that touched one element past the last lane's would fault; every lane must match.
+TEST(CodeGenLLVM, StridedVectorLoadsReadOnlyTheirSpan) {
+  register_runtime_functions();
+  const long page = sysconf(_SC_PAGESIZE);
+  for (DataType dt : {DataType::float32(), DataType::int16(), DataType::int8()})
+    for (int stride : {2, 3, 4, 5})
+      for (int lanes : {4, 16}) {
+        const int64_t blocks = 3, n = blocks * lanes, a_len = (n - 1) * stride + 1;
+        Var io("io");
+        ir::Buffer A = decl_buffer({PrimExpr(static_cast<int>(a_len))}, dt, "A");
+        ir::Buffer B = decl_buffer({PrimExpr(static_cast<int>(n))}, dt, "B");
+        tir::PrimFunc f = tir::make_prim_func(
+            "strided", {A, B},
+            tir::make_for(io, 0, static_cast<int>(blocks),
+                          tir::buffer_store(B, buffer_load(A, {ramp(io * (lanes * stride), stride, lanes)}),
+                                            {ramp(io * lanes, 1, lanes)})));
+        Module m = build_llvm({f}, Target::parse("llvm"));
+        const int64_t bytes = a_len * dt.bytes(), pages = (bytes + page - 1) / page + 1;
+        void* mem = mmap(nullptr, static_cast<size_t>(pages * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                         -1, 0);
+        ASSERT_NE(mem, MAP_FAILED);
+        char* guard = static_cast<char*>(mem) + (pages - 1) * page;
+        ASSERT_EQ(mprotect(guard, static_cast<size_t>(page), PROT_NONE), 0);
+        char* a_data = guard - bytes;  // element-aligned: bytes is a multiple of the element size
+        for (int64_t x = 0; x < bytes; ++x) a_data[x] = static_cast<char>(x * 7 + 3);
+        const std::vector<int64_t> a_shape{a_len};
+        Tensor a = Tensor::wrap(a_data, a_shape, dt, Device::cpu(), nullptr);
+        Tensor b = Tensor::empty({n}, dt);
+        m["strided"](a, b);
+        const auto* bp = static_cast<const char*>(b.data());
+        for (int64_t x = 0; x < n; ++x)
+          ASSERT_EQ(std::memcmp(bp + x * dt.bytes(), a_data + x * stride * dt.bytes(), static_cast<size_t>(dt.bytes())), 0)
+              << "lane " << x << " stride " << stride << " lanes " << lanes << " " << ir::dtype_name(dt);
+        munmap(mem, static_cast<size_t>(pages * page));
+      }
 }
 
 // bfloat16 is not IEEE float16: its values are raw bits computed through float32 and rounded
