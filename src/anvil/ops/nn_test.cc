@@ -251,6 +251,16 @@ TEST_F(NnKernels, Conv2dDepthwisePaddedPerPlane) {
   check_conv({{2, 7, 13, 13}, {7, 1, 5, 5}, {2, 2}, {2, 1, 2, 2}, {1, 1}, 7, true, ""}, rng, n);
   check_conv({{1, 9, 7, 7}, {9, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 9, false, ""}, rng, n);
 }
+// Depthwise stride 1 with short rows along the flattened padded plane (conv2d_depthwise_flat.h):
+// 7x7 and 28x28 planes, a 5x5 window with uneven padding, no padding, a symbolic batch, and a
+// row of 48 that keeps the row schedule.
+TEST_F(NnKernels, Conv2dDepthwiseFlatPlanes) {
+  check_conv({{1, 5, 7, 7}, {5, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 5, false, "conv2d_flat"}, rng, n);
+  check_conv({{2, 3, 28, 28}, {3, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 3, true, "conv2d_flat"}, rng, n);
+  check_conv({{1, 4, 9, 11}, {4, 1, 5, 5}, {1, 1}, {2, 1, 0, 2}, {1, 1}, 4, false, "conv2d_flat"}, rng, n);
+  check_conv({{1, 6, 6, 13}, {6, 1, 3, 2}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 6, false, "conv2d_flat"}, rng, n);
+  check_conv({{1, 2, 5, 48}, {2, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 2, false, ""}, rng, n);
+}
 TEST_F(NnKernels, Conv2dFewOutputChannelsRowSchedule) {
   check_conv({{1, 5, 9, 21}, {3, 5, 2, 3}, {1, 1}, {0, 1, 1, 0}, {1, 1}, 1, false, ""}, rng, n);
 }

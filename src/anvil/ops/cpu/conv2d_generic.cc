@@ -24,6 +24,7 @@
 #include "anvil/ir/expr_ops.h"
 #include "anvil/ops/cpu/broadcast.h"
 #include "anvil/ops/cpu/conv2d.h"
+#include "anvil/ops/cpu/conv2d_depthwise_flat.h"
 #include "anvil/ops/cpu/conv2d_few_channels.h"
 #include "anvil/ops/cpu/nn_strategies.h"
 #include "anvil/ops/cpu/nn_util.h"
@@ -185,6 +186,9 @@ std::vector<te::Tensor> conv2d_compute(const graph::CallNode& call, const std::v
         oshape, [&](Var n, Var k, Var y, Var x) { return blocked(n, ir::floordiv(k, kb), y, x, ir::floormod(k, kb)); },
         "conv2d")};
   }
+  if (depthwise && !packed && c.sh == 1 && c.sw == 1 && c.dh == 1 && c.dw == 1)
+    if (std::vector<te::Tensor> flat = depthwise_flat_compute(data, weight, {c.pt, c.pl, c.pb, c.pr}); !flat.empty())
+      return flat;
   const PrimExpr og = ir::floordiv(O, c.groups);
   // Strided columns (a grouped convolution with strides): the padded planes split once into sw
   // column phases, phases[n, c, y, p, j] = padded[n, c, y, j*sw + p], so that each tap reads a
@@ -352,6 +356,7 @@ bool schedule_depthwise(te::Schedule& s, const te::Tensor& out, const te::Tensor
 void conv2d_schedule(te::Schedule& s, const std::vector<te::Tensor>& outs, const Target& target) {
   if (schedule_conv2d_few_channels(s, outs, target)) return;
   const te::Tensor& out = outs[0];
+  if (schedule_depthwise_flat(s, outs, target)) return;
   inline_elementwise_except(s, outs, {"padded", "weight_packed"});
   if (te::Tensor pw = find_tensor(outs, "conv_pointwise"); pw.defined()) return schedule_pointwise(s, out, pw);
   te::Tensor blocked = find_tensor(outs, "conv_blocked");

@@ -193,12 +193,15 @@ class Partitioner : public StmtMutator {
     };
     emit(lo, p, first_body);
     emit(p, end, second_body);
+    // Used up only inside this loop's parts: a copy of the same if in a sibling part of an
+    // outer loop (partitioned before) may split its own loop.
+    done_.erase(cand.node);
     return seq(parts);
   }
 
   static constexpr int kMaxDepth = 4;
   arith::Analyzer ana_;
-  std::unordered_set<const IfThenElseNode*> done_;
+  std::unordered_set<const IfThenElseNode*> done_;  // ifs whose split is being emitted
   int depth_ = 0;
 };
 

@@ -1,0 +1,88 @@
+// Depthwise convolution along the flattened padded plane (see the header).
+#include "anvil/ops/cpu/conv2d_depthwise_flat.h"
+
+#include <optional>
+
+#include "anvil/ir/expr_ops.h"
+#include "anvil/ops/cpu/nn_util.h"
+#include "anvil/te/reduction.h"
+
+namespace anvil::ops {
+namespace {
+
+using ir::PrimExpr;
+using ir::Var;
+
+std::optional<int64_t> cst(const PrimExpr& e) { return ir::as_const_int(e); }
+
+}  // namespace
+
+std::vector<te::Tensor> depthwise_flat_compute(const te::Tensor& data, const te::Tensor& weight,
+                                               const std::vector<int>& pad) {
+  if (data.dtype() != DataType::float32() || data.ndim() != 4 || weight.ndim() != 4) return {};
+  for (int d = 1; d < 4; ++d)
+    if (!cst(data.shape()[d]) || !cst(weight.shape()[d])) return {};
+  if (!cst(weight.shape()[0]) || *cst(weight.shape()[1]) != 1 || *cst(weight.shape()[0]) != *cst(data.shape()[1]))
+    return {};
+  const int H = int(*cst(data.shape()[2])), W = int(*cst(data.shape()[3]));
+  const int R = int(*cst(weight.shape()[2])), S = int(*cst(weight.shape()[3]));
+  const int pt = pad[0], pl = pad[1], pb = pad[2], pr = pad[3];
+  const int Hp = H + pt + pb, Wp = W + pl + pr, Ho = Hp - R + 1, Wo = Wp - S + 1;
+  if (Ho <= 0 || Wo <= 0 || Wo % 16 == 0 || Wo >= 48 || S > Wp) return {};
+  // One zero row more than the padded plane: the dropped values of the last output row read up
+  // to S - 1 elements past it.
+  const int rows = Hp + 1;
+  const te::Tensor& x = data;
+  te::Tensor padded = te::compute(
+      {x.shape()[0], x.shape()[1], rows * Wp},
+      [&](Var n, Var c, Var j) {
+        PrimExpr yy = ir::floordiv(j, Wp), xx = ir::floormod(j, Wp);
+        PrimExpr inside = yy >= pt && yy < H + pt && xx >= pl && xx < W + pl;
+        PrimExpr y_in = ir::min(ir::max(yy - pt, 0), H - 1), x_in = ir::min(ir::max(xx - pl, 0), W - 1);
+        return ir::select(inside, x(n, c, y_in, x_in), ir::make_zero(x.dtype()));
+      },
+      "padded_flat");
+  te::IterVar ry = te::reduce_axis(0, R, "ry"), rx = te::reduce_axis(0, S, "rx");
+  te::Tensor acc = te::compute(
+      {x.shape()[0], x.shape()[1], Ho * Wp},
+      [&](Var n, Var c, Var i) { return te::sum(padded(n, c, i + ry * Wp + rx) * weight(c, 0, ry, rx), {ry, rx}); },
+      "conv2d_flat");
+  return {te::compute(
+      {x.shape()[0], x.shape()[1], Ho, Wo}, [&](Var n, Var c, Var y, Var q) { return acc(n, c, y * Wp + q); },
+      "conv2d")};
+}
+
+bool schedule_depthwise_flat(te::Schedule& s, const std::vector<te::Tensor>& outs, const Target& target) {
+  te::Tensor acc = find_tensor(outs, "conv2d_flat");
+  if (!acc.defined()) return false;
+  te::Tensor padded = find_tensor(outs, "padded_flat"), conv = find_tensor(outs, "conv2d");
+  const te::Tensor& out = outs[0];
+  inline_elementwise_except(s, outs, {"padded_flat"});  // conv2d and any epilogue into the output
+  const int wp = int(*cst(acc.shape()[2]) / *cst(conv.shape()[2]));  // acc holds Ho rows of Wp
+  te::Stage& o = s[out];
+  te::IterVar plane = o.fuse(out.axis(0), out.axis(1));
+  o.parallel(plane);
+  const int row_vf = row_vector_factor(out.shape()[3], lanes_for(target, out.dtype()));
+  if (row_vf > 0) {
+    auto [qo, qi] = o.split(out.axis(3), row_vf);
+    o.vectorize(qi);
+  }
+  // The padded copy row by row, so its conditions are linear in the column (select_to_if and
+  // loop_partition leave a contiguous middle).
+  te::Stage& p = s[padded];
+  p.compute_at(o, plane);
+  p.split(padded.axis(2), wp);
+  // The accumulation a vector at a time (a guarded last vector that loop_partition peels), the
+  // taps unrolled outside the lanes.
+  te::Stage& a = s[acc];
+  a.compute_at(o, plane);
+  const int lanes = lanes_for(target, acc.dtype());
+  auto [io, ii] = a.split(acc.axis(2), lanes);
+  a.reorder({acc.axis(0), acc.axis(1), io, acc.reduce_axis(0), acc.reduce_axis(1), ii});
+  a.unroll(acc.reduce_axis(0));
+  a.unroll(acc.reduce_axis(1));
+  a.vectorize(ii);
+  return true;
+}
+
+}  // namespace anvil::ops
