@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Where the time goes (issue 11): per model, Anvil's VM profiler (the per-kernel table of
 # `anvil run --profile`) beside ONNX Runtime's profiler (enable_profiling: one trace event per node
-# run), both at batch 1 on the same thread count, summed over --runs runs after warm-up and divided
+# run), at --batch (default 1) on the same thread count, summed over --runs runs after warm-up and divided
 # by the run count. Prints each engine's top kernels / nodes and the share of time per operator
 # family ("conv", "matmul", "pool", ...), the comparison the two engines have in common: Anvil's
 # kernels are fused groups named after their ops, ORT's are single nodes of an op type.
@@ -61,7 +61,9 @@ if engine == "ort":
     events = [e for e in trace if e.get("cat") == "Node" and e.get("name", "").endswith("_kernel_time")]
     per_run = len(events) // (warmup + runs)
     for e in events[per_run * warmup:]:
-        key = (e["args"].get("op_name", "?"), e["name"][: -len("_kernel_time")])
+        shapes = "; ".join(",".join(str(d) for d in list(t.values())[0]) for t in e["args"].get("input_type_shape", [])
+                           if t and list(t.values())[0])
+        key = (e["args"].get("op_name", "?"), e["name"][: -len("_kernel_time")], "[" + shapes + "]")
         totals.setdefault(key, 0.0)
         totals[key] += e["dur"]
 else:
@@ -73,10 +75,10 @@ else:
         vm["main"](*args)
     for _ in range(runs):
         for row in vm.profile("main", *args).rows:
-            key = (row["name"], row["call_site"])
+            key = (row["name"], row["call_site"], row.get("argument_shapes", ""))
             totals.setdefault(key, 0.0)
             totals[key] += row["total_us"]
-print(json.dumps([[k[0], k[1], v / runs] for k, v in totals.items()]))
+print(json.dumps([[k[0], k[1], k[2], v / runs] for k, v in totals.items()]))
 """
 
 
@@ -94,17 +96,17 @@ def profile(engine, model, inputs_path, threads, warmup, runs, input_names):
                           str(runs), json.dumps(input_names)], env=env, capture_output=True, text=True)
     if out.returncode != 0:
         raise RuntimeError(f"{engine} on {model}: {out.stderr.strip()[-2000:]}")
-    return [(name, site, us) for name, site, us in json.loads(out.stdout.strip().splitlines()[-1])]
+    return [tuple(r) for r in json.loads(out.stdout.strip().splitlines()[-1])]
 
 
 def summarize(rows):
-    """(total us per run, top rows by time, {family: us})."""
-    by_name = collections.Counter()
+    """(total us per run, top (kernel with its argument shapes) by time, {family: us})."""
+    by_kernel = collections.Counter()
     fams = collections.Counter()
-    for name, _, us in rows:
-        by_name[name] += us
+    for name, _, shapes, us in rows:
+        by_kernel[f"{name} {shapes}"] += us
         fams[family(name)] += us
-    return sum(by_name.values()), by_name.most_common(), fams
+    return sum(by_kernel.values()), by_kernel.most_common(), fams
 
 
 def main():
@@ -114,16 +116,18 @@ def main():
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--top", type=int, default=10)
+    ap.add_argument("--batch", type=int, default=1)
     args = ap.parse_args()
     import numpy as np
     import anvil
     from anvil import frontend
 
-    print(f"load average {os.getloadavg()[0]:.2f}; {args.threads} thread(s); mean over {args.runs} runs")
+    print(f"load average {os.getloadavg()[0]:.2f}; {args.threads} thread(s); batch {args.batch}; "
+          f"mean over {args.runs} runs")
     summary = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.models.split(","):
-            path, input_names, feed = bench_models.model_file(name, tmp)
+            path, input_names, feed = bench_models.model_file(name, tmp, args.batch)
             inputs_path = os.path.join(tmp, f"{name}_inputs.npz")
             np.savez(inputs_path, **feed)
             lib = os.path.join(tmp, f"{name}.so")
@@ -138,11 +142,11 @@ def main():
                 total, top, _ = results[engine]
                 print(f"{engine}: {total / 1e3:.2f} ms in kernels per run; top {args.top}:")
                 for kernel, us in top[: args.top]:
-                    print(f"  {us / 1e3:8.3f} ms {100 * us / total:5.1f} %  {kernel[:90]}")
+                    print(f"  {us / 1e3:8.3f} ms {100 * us / total:5.1f} %  {kernel[:150]}")
             fams = sorted(set(results["anvil"][2]) | set(results["ort"][2]),
                           key=lambda f: -results["anvil"][2].get(f, 0))
             print(f"{'family':<12} {'anvil ms':>9} {'ort ms':>9} {'ratio':>6}")
-            row = {"model": name, "threads": args.threads, "families": {}}
+            row = {"model": name, "threads": args.threads, "batch": args.batch, "families": {}}
             for f in fams:
                 a, o = results["anvil"][2].get(f, 0) / 1e3, results["ort"][2].get(f, 0) / 1e3
                 print(f"{f:<12} {a:9.3f} {o:9.3f} {a / o if o else float('inf'):6.2f}")
