@@ -260,9 +260,24 @@ TEST_F(NnKernels, Conv2dDepthwiseFlatPlanes) {
   check_conv({{1, 4, 9, 11}, {4, 1, 5, 5}, {1, 1}, {2, 1, 0, 2}, {1, 1}, 4, false, "conv2d_flat"}, rng, n);
   check_conv({{1, 6, 6, 13}, {6, 1, 3, 2}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 6, false, "conv2d_flat"}, rng, n);
   check_conv({{1, 2, 5, 48}, {2, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 2, false, ""}, rng, n);
+  // Stride 2: 14 -> 7, 28 -> 14 (symbolic batch), an odd padded row (13 + 2) widened to 16, a
+  // 5x5 window with uneven padding, an odd number of rows.
+  check_conv({{1, 5, 14, 14}, {5, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 5, false, "conv2d_flat"}, rng, n);
+  check_conv({{2, 3, 28, 28}, {3, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 3, true, "conv2d_flat"}, rng, n);
+  check_conv({{1, 4, 11, 13}, {4, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 4, false, "conv2d_flat"}, rng, n);
+  check_conv({{1, 3, 12, 9}, {3, 1, 5, 5}, {2, 2}, {2, 1, 1, 2}, {1, 1}, 3, false, "conv2d_flat"}, rng, n);
 }
 TEST_F(NnKernels, Conv2dFewOutputChannelsRowSchedule) {
   check_conv({{1, 5, 9, 21}, {3, 5, 2, 3}, {1, 1}, {0, 1, 1, 0}, {1, 1}, 1, false, ""}, rng, n);
+}
+// Few input channels (conv2d_few_channels.cc): grids that the tiles do not divide, a prepacked
+// weight, mixed strides with asymmetric padding and 3 output channels; a symbolic batch keeps
+// the NCHWc tile.
+TEST_F(NnKernels, Conv2dFewInputChannels) {
+  check_conv({{1, 3, 37, 53}, {8, 3, 5, 5}, {2, 2}, {2, 2, 2, 2}, {1, 1}, 1, false, "conv_few_channels"}, rng, n);
+  check_conv({{2, 4, 30, 31}, {32, 4, 7, 7}, {2, 2}, {3, 3, 3, 3}, {1, 1}, 1, false, "conv_few_channels", 16}, rng, n);
+  check_conv({{1, 2, 23, 41}, {3, 2, 3, 3}, {2, 1}, {1, 0, 2, 1}, {1, 1}, 1, false, "conv_few_channels"}, rng, n);
+  check_conv({{2, 3, 12, 12}, {16, 3, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1, true, "conv_blocked"}, rng, n);
 }
 TEST_F(NnKernels, Conv2dOneByOne) {
   check_conv({{2, 64, 7, 7}, {48, 64, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, true, "conv_blocked"}, rng, n);

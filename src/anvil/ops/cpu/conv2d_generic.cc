@@ -186,8 +186,9 @@ std::vector<te::Tensor> conv2d_compute(const graph::CallNode& call, const std::v
         oshape, [&](Var n, Var k, Var y, Var x) { return blocked(n, ir::floordiv(k, kb), y, x, ir::floormod(k, kb)); },
         "conv2d")};
   }
-  if (depthwise && !packed && c.sh == 1 && c.sw == 1 && c.dh == 1 && c.dw == 1)
-    if (std::vector<te::Tensor> flat = depthwise_flat_compute(data, weight, {c.pt, c.pl, c.pb, c.pr}); !flat.empty())
+  if (depthwise && !packed && c.sh == c.sw && c.dh == 1 && c.dw == 1)
+    if (std::vector<te::Tensor> flat = depthwise_flat_compute(data, weight, {c.pt, c.pl, c.pb, c.pr}, c.sh);
+        !flat.empty())
       return flat;
   const PrimExpr og = ir::floordiv(O, c.groups);
   // Strided columns (a grouped convolution with strides): the padded planes split once into sw
