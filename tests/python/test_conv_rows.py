@@ -1,7 +1,7 @@
 # The row-vectorised KxK stride-1 convolution (ops/cpu/conv2d_rows.cc: a register tile of output
 # channels x rows x column vectors along the NCHW row, padded rows made per block of output
-# rows) on shapes that do and do not divide its tiles: rows of 64 (two 16-column vectors), 40 and
-# 45 (a rounded-up last column tile), heights with and without a divisor in [4, 8], 3x3 and 5x5,
+# rows) on shapes that do and do not divide its tiles: rows of 64 (two 16-column vectors), 40, 45
+# and 20 (a rounded-up last column tile), heights with and without a divisor in [4, 8], 3x3 and 5x5,
 # no padding, output channels that do and do not divide the channel tile, a batch of 2, with no
 # epilogue, bias + Relu and a residual Add; for the host target and for `llvm -mcpu=haswell`
 # (8-lane vectors). Fresh random inputs, compared with a float64 numpy convolution within
@@ -28,6 +28,7 @@ SHAPES = [
     (1, 6, 20, 33, 10, 5, 2, "relu"),       # 5x5, 5 channels a tile
     (1, 8, 12, 40, 6, 3, 0, "none"),        # no padding: output 10 x 38
     (1, 7, 9, 32, 7, 3, 1, "residual"),     # 7 channels (a tile of 7), 9 rows
+    (1, 24, 20, 20, 20, 3, 1, "relu"),      # rows of 20: one 16-column vector + a rounded-up one
 ]
 
 
