@@ -317,44 +317,18 @@ void schedule_pointwise(te::Schedule& s, const te::Tensor& out, const te::Tensor
   a.vectorize(acc.axis(3));
 }
 
-// Depthwise float32 with static kernel window (one input channel per output channel): planes
-// (batch, channel) in parallel, each plane's zero-padded input produced just before its rows,
-// so it is still in L1/L2 when the taps read it (with select_to_if + loop_partition the copy is
-// contiguous); computed whole first, a batch-8 stride-2 layer at 112x112 wrote and re-read
-// 40 MB and ran 10x slower than 8 batch-1 calls. Per row one vector of the output row at a
-// time, the window unrolled. Rows of at least 48 or a multiple of 16 take vectors of 16 lanes
-// and a guarded last vector that loop_partition peels, instead of the row's largest divisor (14
-// lanes for rows of 56: LLVM widens and shuffles odd vectors lane by lane); shorter rows take
-// the row's own divisor (the guarded tail's stores are scalar). False when it does not apply.
+// Depthwise float32 with a static kernel window (one input channel per output channel): the
+// plane-window schedule (nn_util.h), each plane's zero-padded input produced just before its
+// rows; computed whole first, a batch-8 stride-2 layer at 112x112 wrote and re-read 40 MB and
+// ran 10x slower than 8 batch-1 calls. 16-lane vectors with a peeled tail for rows of 56
+// instead of the row's divisor 14 (LLVM widens and shuffles odd vectors lane by lane). False
+// when it does not apply.
 bool schedule_depthwise(te::Schedule& s, const te::Tensor& out, const te::Tensor& conv, const te::Tensor& padded,
                         const Target& target) {
   if (conv.dtype() != DataType::float32() || conv.reduce_axis().size() != 3 || out.ndim() != 4) return false;
-  for (const te::IterVar& r : conv.reduce_axis())
-    if (!ir::as_const_int(r->dom().extent)) return false;
-  if (*ir::as_const_int(conv.reduce_axis()[0]->dom().extent) != 1) return false;
-  const std::optional<int64_t> w = ir::as_const_int(out.shape()[3]);
-  if (!w) return false;
-  const int lanes = lanes_for(target, out.dtype());
-  const int vf = lanes >= 16 && (*w % 16 == 0 || *w >= 48) ? 16 : row_vector_factor(out.shape()[3], lanes);
-  te::Tensor acc = conv;
-  if (out.get() == conv.get()) acc = s.cache_write(conv, "local");
-  te::Stage& o = s[out];
-  te::IterVar attach = out.axis(3);
-  if (vf > 0) {
-    auto [xo, xi] = o.split(out.axis(3), vf);
-    o.vectorize(xi);
-    attach = xo;
-  }
-  te::IterVar plane = fuse_all_parallel(o, {out.axis(0), out.axis(1)});
-  if (padded.defined()) s[padded].compute_at(o, plane);
-  te::Stage& a = s[acc];
-  a.compute_at(o, attach);
-  a.reorder({acc.axis(0), acc.axis(1), acc.axis(2), acc.reduce_axis(0), acc.reduce_axis(1), acc.reduce_axis(2),
-             acc.axis(3)});
-  a.unroll(acc.reduce_axis(1));
-  a.unroll(acc.reduce_axis(2));
-  if (vf > 0) a.vectorize(acc.axis(3));
-  return true;
+  const std::optional<int64_t> rc = ir::as_const_int(conv.reduce_axis()[0]->dom().extent);
+  if (!rc || *rc != 1) return false;
+  return schedule_plane_window(s, out, conv, padded, target);
 }
 
 // outs[0] is the convolution or an elementwise epilogue of it (same NCHW shape) fused after it.

@@ -83,6 +83,38 @@ void schedule_row_reduction(te::Schedule& s, const te::Tensor& out, const Target
   if (vf > 0) s[local].vectorize(local.axis(nd - 1));
 }
 
+bool schedule_plane_window(te::Schedule& s, const te::Tensor& out, const te::Tensor& reduction,
+                           const te::Tensor& padded, const Target& target) {
+  const int nd = out.ndim();
+  const std::optional<int64_t> w = nd == 4 ? ir::as_const_int(out.shape()[3]) : std::nullopt;
+  if (!w) return false;
+  for (const te::IterVar& r : reduction.reduce_axis())
+    if (!ir::as_const_int(r->dom().extent)) return false;
+  const int lanes = lanes_for(target, out.dtype());
+  const int vf = lanes >= 16 && (*w % 16 == 0 || *w >= 48) ? 16 : row_vector_factor(out.shape()[3], lanes);
+  te::Tensor acc = reduction;
+  if (out.get() == reduction.get()) acc = s.cache_write(reduction, "local");
+  te::Stage& o = s[out];
+  te::IterVar attach = out.axis(3);
+  if (vf > 0) {
+    auto [xo, xi] = o.split(out.axis(3), vf);
+    o.vectorize(xi);
+    attach = xo;
+  }
+  te::IterVar plane = fuse_all_parallel(o, {out.axis(0), out.axis(1)});
+  if (padded.defined()) s[padded].compute_at(o, plane);
+  te::Stage& a = s[acc];
+  a.compute_at(o, attach);
+  std::vector<te::IterVar> order = {acc.axis(0), acc.axis(1), acc.axis(2)};
+  for (const te::IterVar& r : acc.reduce_axis()) order.push_back(r);
+  order.push_back(acc.axis(3));
+  a.reorder(order);
+  for (const te::IterVar& r : acc.reduce_axis())
+    if (*ir::as_const_int(r->dom().extent) > 1) a.unroll(r);
+  if (vf > 0) a.vectorize(acc.axis(3));
+  return true;
+}
+
 void inline_elementwise_except(te::Schedule& s, const std::vector<te::Tensor>& outputs,
                                const std::vector<std::string>& keep) {
   std::set<const te::OperationNode*> seen, outs;

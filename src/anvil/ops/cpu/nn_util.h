@@ -40,6 +40,18 @@ void schedule_row_reduction(te::Schedule& s, const te::Tensor& out, const Target
 // reduction's vector computed at the output's vector loop.
 void schedule_row_reduction(te::Schedule& s, const te::Tensor& out, const te::Tensor& reduction, const Target& target);
 
+// A sliding-window reduction over NCHW planes (depthwise conv, pooling) whose input plane is
+// first made whole with its padding (`padded`, may be undefined when there is none): planes
+// (batch, channel) in parallel, the padded plane produced per plane just before its rows (still
+// in L1/L2 when the taps read it; select_to_if + loop_partition make the copy contiguous), then
+// per output row a vector at a time with the window unrolled outside the lanes, so every tap is
+// one (strided: masked load + shuffle) vector load of the padded row. Rows of at least 48 or a
+// multiple of 16 take 16 lanes and a guarded last vector that loop_partition peels; shorter rows
+// row_vector_factor. `out` is `reduction` or an elementwise epilogue of it. False (nothing
+// changed) when the row or the window is not static.
+bool schedule_plane_window(te::Schedule& s, const te::Tensor& out, const te::Tensor& reduction,
+                           const te::Tensor& padded, const Target& target);
+
 // A row reduction split for vectors (norm.cc reduce_over) names its lane-wise partial stage
 // "<name>" + kLanePartialSuffix; its last axis holds one vector of kReductionVectorBytes (the
 // row's tail beyond its full vectors is a separate scalar reduction, "<name>_tail").
