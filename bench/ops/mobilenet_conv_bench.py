@@ -20,7 +20,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from side_by_side import per_call_ms  # noqa: E402
+from side_by_side import float_model, per_call_ms  # noqa: E402
 
 # (kind, in_channels, size, out_channels, kernel, stride, relu6)
 LAYERS = [
@@ -64,11 +64,7 @@ def layer_model(kind, c, size, o, k, stride, relu6, rng, batch=1):
         nodes.append(h.make_node("Clip", ["c", "lo", "hi"], ["y"]))
         inits += [onnx.numpy_helper.from_array(np.array(0, np.float32), "lo"),
                   onnx.numpy_helper.from_array(np.array(6, np.float32), "hi")]
-    g = h.make_graph(nodes, "layer", [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [batch, c, size, size])],
-                     [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [batch, o, out, out])], initializer=inits)
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
-    m.ir_version = 8
-    return m
+    return float_model(nodes, [batch, c, size, size], [batch, o, out, out], inits)
 
 
 def main():

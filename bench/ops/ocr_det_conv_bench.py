@@ -21,7 +21,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from side_by_side import per_call_ms  # noqa: E402
+from side_by_side import float_model, per_call_ms  # noqa: E402
 
 # (kind, in_channels, size, out_channels, kernel, stride, bias, relu)
 LAYERS = [
@@ -57,11 +57,7 @@ def layer_model(kind, c, size, o, k, stride, bias, relu, rng, batch=1):
     nodes = [node]
     if relu:
         nodes.append(h.make_node("Relu", ["c"], ["y"]))
-    g = h.make_graph(nodes, "layer", [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [batch, c, size, size])],
-                     [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [batch, o, out, out])], initializer=inits)
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
-    m.ir_version = 8
-    return m
+    return float_model(nodes, [batch, c, size, size], [batch, o, out, out], inits)
 
 
 def main():

@@ -18,7 +18,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from side_by_side import per_call_ms  # noqa: E402
+from side_by_side import float_model, ort_session, per_call_ms  # noqa: E402
 
 # (name, op, channels, size, kernel, stride, pad, extra attributes)
 LAYERS = [
@@ -32,13 +32,9 @@ LAYERS = [
 
 def layer_model(op, c, size, k, stride, pad, extra, batch):
     import onnx
-    h = onnx.helper
-    node = h.make_node(op, ["x"], ["y"], kernel_shape=[k, k], strides=[stride, stride], pads=[pad] * 4, **extra)
-    g = h.make_graph([node], "pool", [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [batch, c, size, size])],
-                     [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)])
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
-    m.ir_version = 8
-    return m
+    node = onnx.helper.make_node(op, ["x"], ["y"], kernel_shape=[k, k], strides=[stride, stride], pads=[pad] * 4,
+                                 **extra)
+    return float_model([node], [batch, c, size, size], None, name="pool")
 
 
 def main():
@@ -48,7 +44,6 @@ def main():
     ap.add_argument("--batch", type=int, nargs="+", default=[1])
     ap.add_argument("--target", default="llvm")
     args = ap.parse_args()
-    import onnxruntime as ort
     import anvil
 
     rng = np.random.default_rng(20261203)
@@ -60,10 +55,7 @@ def main():
             case = f"{name} {c}x{size}x{size}"
             model = layer_model(op, c, size, k, stride, pad, extra, batch)
             x = rng.uniform(-1, 1, size=(batch, c, size, size)).astype(np.float32)
-            so = ort.SessionOptions()
-            so.intra_op_num_threads = 1
-            so.inter_op_num_threads = 1
-            sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+            sess = ort_session(model)
             fn = anvil.runtime.VirtualMachine(anvil.compile(anvil.frontend.from_onnx(model), args.target),
                                               anvil.cpu())["main"]
             want = sess.run(None, {"x": x})[0]
