@@ -30,6 +30,10 @@ APT_PACKAGES=(
   zlib1g-dev                              # anvil run: .npz inputs/outputs (deflate, CRC-32)
   libprotobuf-dev protobuf-compiler       # ONNX importer (onnx.proto compiled by protoc; links only into frontend/onnx)
   libonnx-dev                             # its onnx.proto (/usr/include/onnx/onnx.proto), which frontend/onnx compiles
+  libvulkan-dev spirv-headers             # Vulkan back end: headers (the loader is opened at run time), SPIR-V enums
+  spirv-tools                             # SPIR-V validator and disassembler (codegen/spirv, its tests)
+  mesa-vulkan-drivers                     # lavapipe: the software Vulkan device the Vulkan tests run on
+  vulkan-validationlayers                 # VK_LAYER_KHRONOS_validation (ANVIL_VULKAN_ENABLE_VALIDATION_LAYERS)
 )
 # Python packages: bindings, build backend, tests; apache-tvm is the RPC interoperability peer
 # (tornado: TVM's own proxy and tracker need it, for the interop tests and bench/rpc).

@@ -49,8 +49,8 @@ if [ ! -f build-san/build.ninja ]; then
 fi
 if ninja -C build-san; then
   step "C++ tests under ASan+UBSan"
-  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --test-dir build-san --output-on-failure -j2 || failed+=("sanitizer ctest")
+  ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions="$PWD/tests/lsan_suppressions.txt" \
+    UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-san --output-on-failure -j2 || failed+=("sanitizer ctest")
   step "fuzzing (${FUZZ_SECONDS}s per target)"
   for fuzzer in build-san/bin/fuzz_*; do
     name=$(basename "$fuzzer")

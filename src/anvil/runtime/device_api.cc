@@ -6,6 +6,7 @@
 
 #include "anvil/base/error.h"
 #include "anvil/runtime/device/cpu_device_api.h"
+#include "anvil/runtime/device/vulkan/vulkan_device_api.h"
 
 namespace anvil {
 namespace {
@@ -61,6 +62,7 @@ void DeviceAPI::set(DLDeviceType type, DeviceAPI* api) {
 
 void register_device_apis() {
   if (DeviceAPI::get(kDLCPU, /*allow_missing=*/true) == nullptr) DeviceAPI::set(kDLCPU, cpu_device_api());
+  vulkan::register_vulkan_device_api();  // when libvulkan.so.1 is present; kExist says if the device is
 }
 
 }  // namespace anvil

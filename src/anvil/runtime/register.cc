@@ -3,6 +3,7 @@
 
 #include <mutex>
 
+#include "anvil/runtime/device/vulkan/vulkan_register.h"
 #include "anvil/runtime/device_api.h"
 #include "anvil/runtime/memory/allocator.h"
 #include "anvil/runtime/module/module.h"
@@ -18,6 +19,7 @@ namespace {
 
 void register_all() {
   register_device_apis();
+  vulkan::register_vulkan();
 
   register_module_loader("params", [](std::string_view bytes, const std::shared_ptr<void>&) {
     return make_params_module(load_params(bytes));
