@@ -6,6 +6,7 @@
 #include "anvil/codegen/c/codegen_c.h"
 #include "anvil/codegen/llvm/codegen_llvm.h"
 #include "anvil/codegen/llvm/llvm_module.h"
+#include "anvil/codegen/spirv/codegen_spirv.h"
 
 namespace anvil::codegen {
 namespace {
@@ -24,6 +25,7 @@ std::string c_source(const Module& m, std::string_view format) {
 constexpr CodegenEntry kCodegens[] = {
     {TargetKind::kLLVM, "LLVM CPU code generator (codegen/llvm)", "llvm", &build_llvm, &llvm_source},
     {TargetKind::kC, "C source code generator (codegen/c)", "c", &build_c, &c_source},
+    {TargetKind::kVulkan, "SPIR-V code generator for Vulkan (codegen/spirv)", "vulkan", &build_vulkan, &vulkan_source},
 };
 
 }  // namespace

@@ -109,13 +109,15 @@ std::vector<std::pair<Target, std::vector<tir::PrimFunc>>> group_by_target(const
   return groups;
 }
 
-// Each target's functions through its code generator. One group: its module. Several: the host
-// group's module (an empty one of the host's generator if no function is for the host) imports
-// the device modules, so export_library puts them into its blob.
+// Each target's functions through its code generator. Host functions alone: their module.
+// Otherwise the host group's module (an empty one of the host's generator if no function is for
+// the host) imports the device modules, so export_library has host code to compile and puts the
+// device modules into its blob (as TVM's device builds do).
 Module generate(const std::vector<tir::PrimFunc>& lowered, const Target& target) {
   auto groups = group_by_target(lowered, target);
   check_generators(groups);
-  if (groups.size() == 1) return codegen::build_for_target(groups[0].second, groups[0].first);
+  if (groups.size() == 1 && groups[0].first.is_host_kind())
+    return codegen::build_for_target(groups[0].second, groups[0].first);
   Target host = target.host();
   std::vector<tir::PrimFunc> host_funcs;
   std::vector<Module> device_modules;

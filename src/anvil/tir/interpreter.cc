@@ -12,6 +12,7 @@
 #include "anvil/ir/float16.h"
 #include "anvil/ir/printer.h"
 #include "anvil/tir/printer.h"
+#include "anvil/tir/workgroup_barrier.h"
 
 namespace anvil::tir {
 namespace {
@@ -298,6 +299,10 @@ void Interpreter::exec(const Stmt& s) {
       return;
     }
     case StmtKind::kAttrStmt:
+      // A workgroup barrier needs invocations running side by side; the interpreter runs
+      // thread-bound loops one iteration after another.
+      if (is_workgroup_barrier(s.as<AttrStmtNode>()))
+        not_implemented_error("interpreter: a workgroup barrier (attribute 'workgroup_barrier') needs a GPU target");
       exec(s.as<AttrStmtNode>()->body());
       return;
     case StmtKind::kAssertStmt: {

@@ -15,6 +15,7 @@
 #include "anvil/tir/passes/lower_parallel.h"
 #include "anvil/tir/passes/storage_flatten.h"
 #include "anvil/tir/stmt_functor.h"
+#include "anvil/tir/workgroup_barrier.h"
 
 namespace anvil::codegen {
 namespace {
@@ -403,7 +404,11 @@ class CodeGenC {
         for (int l = 0; l < v.dtype().lanes(); ++l) line("(void)" + expr(v, v.dtype().lanes() > 1 ? l : -1) + ";");
         return;
       }
-      case StmtKind::kAttrStmt: stmt(s.as<tir::AttrStmtNode>()->body()); return;
+      case StmtKind::kAttrStmt:
+        if (tir::is_workgroup_barrier(s.as<tir::AttrStmtNode>()))
+          not_implemented_error("c codegen: ", func_, ": a workgroup barrier needs a GPU target");
+        stmt(s.as<tir::AttrStmtNode>()->body());
+        return;
       case StmtKind::kAssertStmt: {
         // A failing condition frees the enclosing workspace memory, sets a ValueError with the
         // message (%lld per message argument) and returns -1 (from a parallel task too).

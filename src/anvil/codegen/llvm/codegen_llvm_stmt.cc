@@ -21,6 +21,7 @@
 #include "anvil/ir/printer.h"
 #include "anvil/runtime/c_abi.h"
 #include "anvil/tir/stmt_functor.h"
+#include "anvil/tir/workgroup_barrier.h"
 
 namespace anvil::codegen {
 
@@ -88,7 +89,11 @@ void CodeGenLLVM::stmt(const tir::Stmt& s) {
       expr(v);
       return;
     }
-    case StmtKind::kAttrStmt: stmt(s.as<tir::AttrStmtNode>()->body()); return;
+    case StmtKind::kAttrStmt:
+      if (tir::is_workgroup_barrier(s.as<tir::AttrStmtNode>()))
+        not_implemented_error("llvm codegen: ", func_name_, ": a workgroup barrier needs a GPU target");
+      stmt(s.as<tir::AttrStmtNode>()->body());
+      return;
     case StmtKind::kAssertStmt: emit_assert(s.as<tir::AssertStmtNode>()); return;
   }
 }
