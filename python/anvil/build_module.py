@@ -79,9 +79,10 @@ def build(inputs, args=None, target="llvm", target_host=None, name="main", binds
         scalar variables called with Python ints / floats.
     target : str, dict or anvil.target.Target
         ``"llvm"`` (this CPU; options as ``"llvm -mcpu=... -fast-math"``) or ``"c"`` (C source
-        compiled by the system C compiler when first called or exported). A device target
-        (``Target("vulkan", host="llvm")``) raises NotImplementedError naming its kind until
-        its code generator exists.
+        compiled by the system C compiler when first called or exported), or a device target:
+        ``"vulkan"`` (SPIR-V; loops bound to ``blockIdx``/``threadIdx``, see docs/vulkan.md).
+        A device kind without a code generator yet (``cuda``, ``opencl``) raises
+        NotImplementedError naming its kind.
     target_host : str, dict or anvil.target.Target
         The host target of a device target (TVM's argument); for ``llvm``/``c`` it must equal
         the target (or be None).
@@ -91,7 +92,8 @@ def build(inputs, args=None, target="llvm", target_host=None, name="main", binds
     Returns
     -------
     runtime.Module
-        Kind ``"llvm"`` or ``"c"``; also ``export_library``, ``get_source`` and
+        Kind ``"llvm"`` or ``"c"`` (for a device target, the host module, with the kernels in
+        ``imported_modules``); also ``export_library``, ``get_source`` and
         ``time_evaluator``. Calls check the number, dtypes and shapes of their arguments
         (TypeError / ValueError), and the shapes against listed shape variables.
     """

@@ -71,6 +71,9 @@ void init_runtime_module(nb::module_& m) {
           "type_key", [](const Module& mod) { return mod.kind(); }, "TVM's name for `kind`.")
       .def_prop_ro(
           "imports", [](const Module& mod) { return module_list(mod.imports()); }, "The imported modules, a list.")
+      .def_prop_ro(
+          "imported_modules", [](const Module& mod) { return module_list(mod.imports()); },
+          "TVM's name for `imports`: a device build's kernels (kind 'vulkan', ...) are imports of its host module.")
       .def(
           "__getitem__", [](const Module& mod, const std::string& name) { return mod.get_function(name); },
           nb::arg("name"))

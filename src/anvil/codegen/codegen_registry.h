@@ -1,7 +1,7 @@
 // The code generators, one row per target kind: the only place that says which function turns
 // a list of PrimFuncs into a runtime Module for a kind, which module kind it makes and how that
 // module's source text is read. pipeline::build and module_source (get_source) look rows up
-// here; a new back end (SPIR-V for "vulkan", CUDA, OpenCL) adds its row to the table in
+// here; a new back end (CUDA, OpenCL; SPIR-V for "vulkan" has its row) adds its row to the table in
 // codegen_registry.cc and nothing else.
 //
 //   const CodegenEntry* e = find_codegen(TargetKind::kLLVM);   // nullptr: no generator yet
@@ -39,7 +39,7 @@ std::span<const CodegenEntry> codegen_entries();
 const CodegenEntry* find_codegen(TargetKind kind);
 const CodegenEntry* find_codegen_for_module(std::string_view module_kind);
 
-// The row's generator on funcs; NotImplementedError "no code generator for target kind 'vulkan'
+// The row's generator on funcs; NotImplementedError "no code generator for target kind 'cuda'
 // yet" (naming the functions and the kinds that have one) when the kind has no row.
 Module build_for_target(const std::vector<tir::PrimFunc>& funcs, const Target& target);
 
