@@ -29,6 +29,8 @@ const std::map<Key, OpImplementation>& filled_table() {
     register_reduce_strategies();
     register_nn_strategies();
     register_transform_strategies();
+    register_gpu_strategies();         // ops/gpu/strategies_gpu.cc
+    register_gpu_matmul_strategies();  // ops/gpu/matmul_gpu.cc
     filling() = false;
   });
   return table();

@@ -68,5 +68,8 @@ void register_elementwise_strategies();
 void register_reduce_strategies();
 void register_nn_strategies();
 void register_transform_strategies();
+// The "gpu" family (vulkan, later cuda and opencl): ops/gpu/.
+void register_gpu_strategies();
+void register_gpu_matmul_strategies();
 
 }  // namespace anvil::ops
