@@ -1,6 +1,7 @@
 // The code generators' shared conformance suite: the same hand-built PrimFuncs compiled for each
-// CPU target ("llvm": JIT in process; "c": C99 exported to a temporary .so and loaded), run on
-// fresh random inputs and compared with naive double references computed here (fixed, printed
+// target ("llvm": JIT in process; "c": C99 exported to a temporary .so and loaded; "vulkan":
+// SPIR-V run on the machine's Vulkan device, lavapipe in CI, through a wrapper that mirrors the
+// host tensors of a call on the device and copies them back), run on fresh random inputs and compared with naive double references computed here (fixed, printed
 // seeds; tolerances stated per test). Also: argument errors come back as anvil::Error with the
 // documented messages, symbolic shapes at several sizes from one compilation, parallel loops,
 // vector code, math accuracy, export/load, cross compilation and a corrupted library.
@@ -23,7 +24,9 @@
 #include "anvil/codegen/llvm/llvm_module.h"
 #include "anvil/ir/expr_ops.h"
 #include "anvil/ir/float16.h"
+#include "anvil/pipeline/build.h"
 #include "anvil/pipeline/export_library.h"
+#include "anvil/runtime/device/vulkan/vulkan_device_limits.h"
 #include "anvil/runtime/register.h"
 #include "anvil/runtime/tensor.h"
 #include "anvil/runtime/test_util.h"
@@ -195,6 +198,41 @@ PrimFunc math_kernel(const std::string& name, ir::CallOp op, int lanes) {
 
 // ---- the fixture ---------------------------------------------------------------------------
 
+// The kernels of a device module called with host tensors, as the suite calls every target: each
+// CPU tensor argument is copied to the device, the kernel runs, and every tensor is copied back
+// into the caller's (so outputs and in-place updates land where the tests read them). Scalars
+// and device tensors pass as they are.
+class HostMirrorModule final : public ModuleNode {
+ public:
+  HostMirrorModule(Module device_module, Device device) : inner_(std::move(device_module)), device_(device) {}
+  std::string kind() const override { return "test.host_mirror"; }
+  std::optional<Function> get_local_function(const std::string& name) override {
+    std::optional<Function> f = inner_.find_function(name);
+    if (!f) return std::nullopt;
+    Device dev = device_;
+    Function kernel = *f;
+    return Function::from_packed(
+        [kernel, dev](Args args) -> Value {
+          std::vector<Value> moved(args.begin(), args.end());
+          std::vector<std::pair<Tensor, Tensor>> mirrors;  // (host, device)
+          for (Value& v : moved) {
+            if (v.kind() != ValueKind::kTensor || v.as_tensor().device().type != kDLCPU) continue;
+            Tensor host = v.as_tensor();
+            mirrors.emplace_back(host, host.copy_to(dev));
+            v = Value(mirrors.back().second);
+          }
+          Value out = kernel.call(Args(moved.data(), moved.size()));
+          for (auto& [host, device] : mirrors) host.copy_from(device);
+          return out;
+        },
+        name);
+  }
+
+ private:
+  Module inner_;
+  Device device_;
+};
+
 class Conformance : public ::testing::TestWithParam<std::string> {
  protected:
   static void SetUpTestSuite() {
@@ -202,6 +240,11 @@ class Conformance : public ::testing::TestWithParam<std::string> {
     std::printf("conformance seed %u\n", kSeed);
   }
   void SetUp() override {
+    if (GetParam() == "vulkan" && vulkan::num_devices() == 0) {
+      if (const char* ci = std::getenv("CI"); ci != nullptr && std::string_view(ci) == "true")
+        FAIL() << "no Vulkan device under CI=true (scripts/setup.sh installs lavapipe)";
+      GTEST_SKIP() << "no Vulkan device on this machine";
+    }
     dir_ = fs::temp_directory_path() / ("anvil_conf_" + std::to_string(::getpid()) + "_" + GetParam());
     fs::create_directories(dir_);
   }
@@ -211,6 +254,9 @@ class Conformance : public ::testing::TestWithParam<std::string> {
     if (std::getenv("ANVIL_TEST_DUMP"))  // debugging aid: the kernels as given
       for (const PrimFunc& f : fs) std::cerr << f << std::endl;
     if (GetParam() == "llvm") return build_llvm(fs, Target::parse("llvm" + options));
+    if (GetParam() == "vulkan")
+      return Module(make_object<HostMirrorModule>(pipeline::build(fs, Target::parse("vulkan -from_device=0")),
+                                                  Device::vulkan(0)));
     Module c = build_c(fs, Target::parse("c" + options));
     std::string path = (dir_ / ("k" + std::to_string(counter_++) + ".so")).string();
     pipeline::export_library(c, path);
@@ -220,6 +266,15 @@ class Conformance : public ::testing::TestWithParam<std::string> {
   fs::path dir_;
   int counter_ = 0;
 };
+
+// What the SPIR-V back end does not do yet (codegen/spirv/README.md): those cases skip on vulkan,
+// saying so. The CPU targets run every case.
+#define ANVIL_NOT_ON_VULKAN_YET(why)                                              \
+  do {                                                                            \
+    if (GetParam() == "vulkan") GTEST_SKIP() << "vulkan back end: " << (why);    \
+  } while (0)
+constexpr const char* kNoVectors = "no vector (multi-lane) expressions; vectorized loops run serially per invocation";
+constexpr const char* kNoGlobalScratch = "no 'global' scratch allocation inside a kernel (needs a device workspace)";
 
 TEST_P(Conformance, VectorAddAtSeveralSizesFromOneCompilation) {
   Module m = build({vector_add()});
@@ -309,6 +364,7 @@ TEST_P(Conformance, MatmulSplitThatDoesNotDivideIsGuarded) {
 }
 
 TEST_P(Conformance, VectorLoadsStoresAndGathers) {
+  ANVIL_NOT_ON_VULKAN_YET(kNoVectors);
   Module m = build({vector_ops()});
   std::mt19937 rng(kSeed + 6);
   for (int64_t n : {8, 64, 800}) {
@@ -347,6 +403,7 @@ TEST_P(Conformance, IntegerDivisionAndCastsMatchTheEvaluator) {
 }
 
 TEST_P(Conformance, ExpTanhErfSigmoidAccuracyOverARange) {
+  ANVIL_NOT_ON_VULKAN_YET(kNoVectors);
   struct Case {
     const char* name;
     ir::CallOp op;
@@ -386,6 +443,26 @@ TEST_P(Conformance, ArgumentCountTypeAndShapeErrorsAreClear) {
   std::mt19937 rng(kSeed + 7);
   Tensor a = random_f32({64, 64}, rng), b = random_f32({64, 64}, rng), bad = zeros_f32({64, 32});
   ErrorKind kind{};
+  if (GetParam() == "vulkan") {
+    // The device module checks against its launch metadata (vulkan_launch_args.cc): the same
+    // errors and kinds, in its own words, naming the kernel and the argument.
+    auto expect = [&](auto call, ErrorKind want, const std::string& part) {
+      std::string msg = error_of(call, &kind);
+      EXPECT_EQ(kind, want) << msg;
+      EXPECT_NE(msg.find(part), std::string::npos) << msg;
+    };
+    expect([&] { m["matmul"](a, b, bad); }, ErrorKind::kValue, "'matmul': argument 2 ('C') has shape [64, 32]");
+    expect([&] { m["matmul"](a, b); }, ErrorKind::kType, "'matmul' takes 3 arguments but got 2");
+    expect([&] { m["matmul"](a, 3, b); }, ErrorKind::kType, "argument 1 ('B') must be a tensor, got int");
+    Tensor d = Tensor::empty({64, 64}, DataType::float64());
+    expect([&] { m["matmul"](a, b, d); }, ErrorKind::kValue, "argument 2 ('C') has dtype float64, expected float32");
+    Tensor r3 = zeros_f32({4, 4, 4});
+    expect([&] { m["matmul"](a, r3, b); }, ErrorKind::kValue, "argument 1 ('B') has rank 3");
+    Tensor x = zeros_f32({5}), y = zeros_f32({6}), z = zeros_f32({5});
+    expect([&] { m["vector_add"](x, y, z); }, ErrorKind::kValue, "argument 1 ('B') dim 0 is 6");
+    m["vector_add"](x, z, z);  // still usable after errors
+    return;
+  }
   EXPECT_EQ(error_of([&] { m["matmul"](a, b, bad); }, &kind),
             "kernel 'matmul' failed: matmul: argument 2 (C) has shape [64, 32] but expected [64, 64]");
   EXPECT_EQ(kind, ErrorKind::kValue);
@@ -423,6 +500,7 @@ TEST_P(Conformance, ParallelLoopWithSymbolicExtentOnTwoTasks) {
 }
 
 TEST_P(Conformance, LargeSymbolicAllocationUsesTheWorkspace) {
+  ANVIL_NOT_ON_VULKAN_YET(kNoGlobalScratch);
   // tmp[n] holds A * 3, then B = tmp + 1 (n symbolic: workspace allocation).
   Var n = ir::size_var("n"), i("i"), j("j");
   Buffer A = decl_buffer({n}, DataType::float32(), "A"), B = decl_buffer({n}, DataType::float32(), "B");
@@ -460,6 +538,7 @@ TEST_P(Conformance, TeElementwiseAddWithSymbolicShape) {
 }
 
 TEST_P(Conformance, TeBroadcastAndRowSum) {
+  ANVIL_NOT_ON_VULKAN_YET(kNoGlobalScratch);
   Var m = ir::size_var("m"), n = ir::size_var("n");
   te::Tensor A = te::placeholder({m, n}, DataType::float32(), "A"), b = te::placeholder({n}, DataType::float32(), "b");
   te::Tensor C = te::compute({m, n}, [&](Var i, Var j) { return A(i, j) * b(j); }, "C");
@@ -482,6 +561,7 @@ TEST_P(Conformance, TeBroadcastAndRowSum) {
 }
 
 TEST_P(Conformance, TeSoftmaxWithIntermediateTensors) {
+  ANVIL_NOT_ON_VULKAN_YET(kNoGlobalScratch);
   Var m = ir::size_var("m"), n = ir::size_var("n");  // intermediates of symbolic size: workspace
   te::Tensor A = te::placeholder({m, n}, DataType::float32(), "A");
   te::IterVar k1 = te::reduce_axis(0, n, "k1"), k2 = te::reduce_axis(0, n, "k2");
@@ -531,6 +611,7 @@ TEST_P(Conformance, TeMatmulSplitsThatDivideAndDoNot) {
 }
 
 TEST_P(Conformance, OversizedAllocationIsAnErrorNotACrash) {
+  ANVIL_NOT_ON_VULKAN_YET(kNoGlobalScratch);
   Var n("n", DataType::int64()), i("i", DataType::int64());
   Buffer O = decl_buffer({1}, DataType::float32(), "O");
   Buffer T = decl_buffer({n, n}, DataType::float32(), "T");
@@ -548,6 +629,7 @@ TEST_P(Conformance, OversizedAllocationIsAnErrorNotACrash) {
 }
 
 TEST_P(Conformance, StridedViewsAndByteOffsets) {
+  ANVIL_NOT_ON_VULKAN_YET("tensors with explicit strides (the runtime binds compact buffers)");
   // Memory of a 4 x 3 row-major matrix, viewed transposed (shape [3, 4], strides [1, 3]).
   auto mem = std::shared_ptr<float[]>(new float[16]);
   for (int x = 0; x < 16; ++x) mem[x] = float(x);
@@ -602,6 +684,7 @@ TEST_P(Conformance, AwkwardNamesDoNotCollide) {
 }
 
 TEST_P(Conformance, MathSpecialValues) {
+  ANVIL_NOT_ON_VULKAN_YET(kNoVectors);
   std::vector<PrimFunc> fs = {math_kernel("exp", ir::CallOp::k_exp, 8), math_kernel("tanh", ir::CallOp::k_tanh, 8),
                               math_kernel("erf", ir::CallOp::k_erf, 8), math_kernel("sigmoid", ir::CallOp::k_sigmoid, 8)};
   Module m = build(fs);
@@ -629,6 +712,7 @@ TEST_P(Conformance, MathSpecialValues) {
 }
 
 TEST_P(Conformance, VectorStoreReadsBeforeItWrites) {
+  ANVIL_NOT_ON_VULKAN_YET(kNoVectors);
   // A[0..7] = reverse(A[0..7]): every lane reads an element another lane overwrites.
   Buffer A = decl_buffer({8}, DataType::float32(), "A");
   Stmt body = tir::buffer_store(A, buffer_load(A, {ir::ramp(7, -1, 8)}), {ir::ramp(0, 1, 8)});
@@ -639,7 +723,7 @@ TEST_P(Conformance, VectorStoreReadsBeforeItWrites) {
   for (int x = 0; x < 8; ++x) EXPECT_EQ(f32(a)[x], float(7 - x)) << x;
 }
 
-INSTANTIATE_TEST_SUITE_P(Targets, Conformance, ::testing::Values("llvm", "c"),
+INSTANTIATE_TEST_SUITE_P(Targets, Conformance, ::testing::Values("llvm", "c", "vulkan"),
                          [](const auto& info) { return info.param; });
 
 // ---- target-specific checks ----------------------------------------------------------------

@@ -53,7 +53,7 @@ class StageHook {
   bool verify_ = false;
 };
 
-tir::PrimFunc run_stages(tir::PrimFunc f, const StageHook& after) {
+tir::PrimFunc run_stages(tir::PrimFunc f, const StageHook& after, bool vectorize) {
   namespace p = tir::passes;
   // The standard order (DESIGN.md §1): clean up what lowering produced, turn loop-bounded
   // selects into ifs and peel those and the guards of non-dividing splits so the main part of
@@ -65,7 +65,7 @@ tir::PrimFunc run_stages(tir::PrimFunc f, const StageHook& after) {
   f = after("loop_partition", p::loop_partition(f));
   f = after("simplify (after loop_partition)", p::simplify(f));
   f = after("unroll", p::unroll(f));
-  f = after("vectorize", p::vectorize(f));
+  if (vectorize) f = after("vectorize", p::vectorize(f));
   f = after("storage_flatten", p::storage_flatten(f));
   f = after("simplify (after storage_flatten)", p::simplify(f));
   f = after("remove_no_op", p::remove_no_op(f));
@@ -134,13 +134,13 @@ Module generate(const std::vector<tir::PrimFunc>& lowered, const Target& target)
 
 tir::PrimFunc run_tir_pipeline(const tir::PrimFunc& f, const BuildOptions& options) {
   StageHook after(options);
-  return run_stages(after("input", f), after);
+  return run_stages(after("input", f), after, options.vectorize);
 }
 
 tir::PrimFunc lower(const te::Schedule& schedule, const std::vector<te::LowerArg>& args, const std::string& name,
                     const BuildOptions& options) {
   StageHook after(options);
-  return run_stages(after("te::lower", te::lower(schedule, args, name)), after);
+  return run_stages(after("te::lower", te::lower(schedule, args, name)), after, options.vectorize);
 }
 
 tir::PrimFunc lower(const te::Schedule& schedule, const std::vector<te::Tensor>& args, const std::string& name,
@@ -156,7 +156,9 @@ Module build(const std::vector<tir::PrimFunc>& funcs, const Target& target, cons
     if (!f.defined()) value_error("build: an undefined PrimFunc among the functions");
     std::string name = func_name(f);
     if (!names.insert(name).second) value_error("build: two functions are named '", name, "'");
-    lowered.push_back(run_tir_pipeline(f, options));
+    BuildOptions own = options;
+    own.vectorize = options.vectorize && target_of(f, target).is_host_kind();
+    lowered.push_back(run_tir_pipeline(f, own));
   }
   return generate(lowered, target);
 }
@@ -164,7 +166,9 @@ Module build(const std::vector<tir::PrimFunc>& funcs, const Target& target, cons
 Module build(const te::Schedule& schedule, const std::vector<te::LowerArg>& args, const Target& target,
              const std::string& name, const BuildOptions& options) {
   check_generators({std::make_pair(target, std::vector<tir::PrimFunc>{})});  // before the work of lowering
-  return generate({lower(schedule, args, name, options)}, target);
+  BuildOptions own = options;
+  own.vectorize = options.vectorize && target.is_host_kind();
+  return generate({lower(schedule, args, name, own)}, target);
 }
 
 Module build(const te::Schedule& schedule, const std::vector<te::Tensor>& args, const Target& target,

@@ -46,6 +46,10 @@ inline constexpr std::string_view kTargetAttr = "target";
 struct BuildOptions {
   bool dump_ir = false;  // print every stage to stderr (also: ANVIL_DUMP_IR set and not "0")
   bool verify = false;   // well-formedness check after every stage (always on in debug builds)
+  // Vectorized loops become vector code (tir::passes::vectorize). build() turns this off for
+  // device kernels: the GPU back ends take no vector types and run such a loop serially within
+  // each invocation.
+  bool vectorize = true;
 };
 
 // The standard TIR passes, in order, on one function (te::lower's output or a hand-written one).

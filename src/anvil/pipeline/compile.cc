@@ -24,6 +24,7 @@
 #include "anvil/pipeline/constant_evaluator.h"
 #include "anvil/pipeline/lower_graph.h"
 #include "anvil/pipeline/vm_codegen.h"
+#include "anvil/runtime/device.h"
 #include "anvil/tir/printer.h"
 
 namespace anvil::pipeline {
@@ -111,10 +112,12 @@ vm::Executable compile(const graph::IRModule& input, const Target& target, const
   // generator on all of them, into one module (build's own pass run finds nothing left to do).
   // A model without kernels still gets an (empty) host module, so export_library has code to link.
   std::vector<tir::PrimFunc> funcs;
+  BuildOptions kernel_options;
+  kernel_options.vectorize = target.is_host_kind();  // device kernels keep scalar code
   for (const auto& entry : mod.prim_funcs) {
     const tir::PrimFunc& f = entry.second;  // (a structured binding cannot be captured in C++20)
     tir::PrimFunc lowered = stages.step("kernels", static_cast<int>(funcs.size()) + 1,
-                                        static_cast<int>(mod.prim_funcs.size()), [&] { return run_tir_pipeline(f); });
+                                        static_cast<int>(mod.prim_funcs.size()), [&] { return run_tir_pipeline(f, kernel_options); });
     funcs.push_back(lowered);
   }
   Module kernels = stages.run("codegen", 1, [&] {
@@ -125,6 +128,9 @@ vm::Executable compile(const graph::IRModule& input, const Target& target, const
   VmCodegenOptions vm_options;
   vm_options.plan_memory = options.opt_level >= 1;
   vm_options.target = target.str();
+  // Where the parameters must be: the device the target's kernels run on (device_types.def
+  // names the target kinds too: "llvm" and "c" are the CPU).
+  vm_options.device_type = Device::parse(target.kind_name()).type;
   VmCodegenResult result = stages.run("vm_codegen", 1, [&] { return vm_codegen(mod, vm_options); });
   stages.dump("vm.txt", result.exec->as_text());
   stages.dump("memory_plan.json", result.memory_plan.to_json() + "\n");

@@ -71,7 +71,7 @@ uint16_t float_to_half(float v) {
 LaunchArgs prepare_launch(const KernelInfo& k, Args args, const std::function<uint64_t(int)>& storage_alignment,
                           const std::function<std::array<uint32_t, 3>(int)>& max_groups) {
   if (args.size() != k.args.size())
-    value_error("vulkan kernel '", k.name, "' takes ", k.args.size(), " arguments but got ", args.size());
+    type_error("vulkan kernel '", k.name, "' takes ", k.args.size(), " arguments but got ", args.size());
   LaunchArgs out;
   out.block.assign(k.block_bytes, '\0');
   std::vector<int64_t> slot_values(k.slots.size(), 0);
@@ -84,7 +84,7 @@ LaunchArgs prepare_launch(const KernelInfo& k, Args args, const std::function<ui
       const ScalarSlot& slot = k.slots[a.slot];
       const Value& v = args[i];
       if (v.kind() != ValueKind::kInt && v.kind() != ValueKind::kFloat && v.kind() != ValueKind::kBool)
-        value_error("vulkan kernel '", k.name, "': ", arg_name(k, i), " must be a scalar, got ", v.kind_name());
+        type_error("vulkan kernel '", k.name, "': ", arg_name(k, i), " must be a scalar, got ", v.kind_name());
       if (slot.dtype.code == kDLFloat) {
         double d = v.as_float();
         if (slot.dtype.bits == 16)
@@ -112,7 +112,7 @@ LaunchArgs prepare_launch(const KernelInfo& k, Args args, const std::function<ui
     }
     const Value& v = args[i];
     if (v.kind() != ValueKind::kTensor)
-      value_error("vulkan kernel '", k.name, "': ", arg_name(k, i), " must be a tensor, got ", v.kind_name());
+      type_error("vulkan kernel '", k.name, "': ", arg_name(k, i), " must be a tensor, got ", v.kind_name());
     Tensor t = v.as_tensor();
     const DLTensor* dl = t.dl();
     Device dev = t.device();

@@ -46,11 +46,15 @@ void check_axpy(const Function& fn, int64_t n, float s) {
   for (int64_t i = 0; i < n; ++i) ASSERT_FLOAT_EQ(pc[i], pa[i] * s + pb[i]) << "n=" << n << " i=" << i;
 }
 
+// The message of the error fn throws. Kinds as the CPU kernels' checks: TypeError for the
+// argument count and the kind of a value (tensor / scalar), ValueError for the rest.
 std::string error_of(const std::function<void()>& fn) {
   try {
     fn();
   } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kValue) << e.what();
+    std::string msg = e.what();
+    bool type_like = msg.find(" arguments but got ") != std::string::npos || msg.find(" must be a ") != std::string::npos;
+    EXPECT_EQ(e.kind(), type_like ? ErrorKind::kType : ErrorKind::kValue) << msg;
     return e.what();
   }
   ADD_FAILURE() << "no error thrown";
