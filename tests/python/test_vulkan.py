@@ -122,3 +122,14 @@ def test_bad_arguments_name_what_is_wrong():
         mod["add_one"](anvil.tensor(a.astype("float64"), device=dev), anvil.empty((16,), "float32", device=dev))
     with pytest.raises(ValueError, match="n|shape|dimension"):
         mod["add_one"](anvil.tensor(a, device=dev), anvil.empty((17,), "float32", device=dev))
+
+
+def test_vulkan_tensors_travel_by_dlpack_and_report_device_attributes():
+    dev = _vulkan_or_skip()
+    x = np.random.default_rng(SEED + 4).standard_normal((3, 5)).astype("float32")
+    t = anvil.tensor(x, device=dev)
+    assert t.__dlpack_device__() == (7, 0)  # kDLVulkan, as DLPack numbers it
+    back = anvil.from_dlpack(t)  # zero-copy: the same device memory
+    assert back.device == dev
+    np.testing.assert_array_equal(back.numpy(), x)
+    assert dev.device_name and dev.max_threads_per_block >= 128 and dev.warp_size >= 1
