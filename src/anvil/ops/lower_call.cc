@@ -9,6 +9,7 @@
 #include "anvil/graph/op_registry.h"
 #include "anvil/ir/expr_functor.h"
 #include "anvil/ops/cpu/schedule_injective.h"
+#include "anvil/ops/gpu/schedule_gpu.h"
 #include "anvil/ops/strategy.h"
 #include "anvil/te/lower.h"
 
@@ -197,6 +198,7 @@ LoweredCall lower_fused(const graph::Function& group, const graph::CallNode& cal
   try {
     te::Schedule s = te::create_schedule({out});
     if (anchor != nullptr) anchor->schedule(s, {out}, target);
+    else if (target_family(target) == "gpu") gpu::schedule_injective_gpu(s, {out}, target);
     else schedule_injective(s, {out}, target);
     result.func = te::lower(s, args, name);
   } catch (const Error& e) {

@@ -167,7 +167,9 @@ void derive_loops(LowerState* state, int i) {
   std::sort(info.guards.begin(), info.guards.end(),
             [](const auto& a, const auto& b) { return a.position < b.position; });
   for (const IterVar& leaf : st->leaf_iter_vars) {
-    state->loops.extent[leaf.var().get()] = info.extent.at(leaf.get());
+    // For relaxing readers' indices: a clamped extent min(i0 + 3, m - 1) - i0 + 1 as min(4, m - i0),
+    // so that relaxing i0 does not count it twice.
+    state->loops.extent[leaf.var().get()] = add_into_min(state->analyzer, state->analyzer.simplify(info.extent.at(leaf.get())));
     state->bindings.push_back(
         state->analyzer.bind(leaf.var(), ir::int_imm(0, leaf.var().dtype()), info.extent.at(leaf.get())));
   }
@@ -175,15 +177,30 @@ void derive_loops(LowerState* state, int i) {
 
 }  // namespace
 
+bool is_cooperative_shared(const StageNode* st) {
+  if (st->scope != "shared") return false;
+  for (const IterVar& leaf : st->leaf_iter_vars) {
+    const IterAttr* a = st->find_attr(leaf);
+    if (a && a->thread_tag.rfind("threadIdx.", 0) == 0) return true;
+  }
+  return false;
+}
+
 std::unordered_set<const ir::VarNode*> LowerState::enclosing_vars(int i) {
   std::unordered_set<const ir::VarNode*> out;
   const StageNode* st = stages[i].stage.get();
+  const bool relax_threads = is_cooperative_shared(st);
   while (st->attach == AttachKind::kScope) {
     auto parent = st->attach_stage.lock();
     ANVIL_ICHECK(parent, "attach stage expired");
     int pos = parent->leaf_index(st->attach_ivar);
     ANVIL_ICHECK(pos >= 0, "attach axis is not a leaf");
-    for (int l = 0; l <= pos; ++l) out.insert(parent->leaf_iter_vars[l].var().get());
+    for (int l = 0; l <= pos; ++l) {
+      const IterVar& leaf = parent->leaf_iter_vars[l];
+      const IterAttr* a = parent->find_attr(leaf);
+      if (relax_threads && a && a->thread_tag.rfind("threadIdx.", 0) == 0) continue;
+      out.insert(leaf.var().get());
+    }
     st = parent.get();
   }
   return out;

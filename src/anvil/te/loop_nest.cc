@@ -5,6 +5,7 @@
 #include "anvil/te/lower_state.h"
 #include "anvil/te/reduction.h"
 #include "anvil/tir/stmt_functor.h"
+#include "anvil/tir/workgroup_barrier.h"
 
 namespace anvil::te {
 namespace {
@@ -126,6 +127,15 @@ Stmt make_stage_nest(LowerState* state, int i) {
     if (!attached.empty()) {
       std::vector<Stmt> nests;
       for (int j : attached) nests.push_back(make_stage_nest(state, j));
+      // Cooperative shared stages: a barrier after the last producer (all of the tile is
+      // written before it is read) and after the body (all reads are done before the next
+      // iteration overwrites it).
+      bool shared = false;
+      for (int j : attached) shared = shared || is_cooperative_shared(state->stages[j].stage.get());
+      if (shared) {
+        body = tir::workgroup_barrier_after(body);
+        nests.back() = tir::workgroup_barrier_after(nests.back());
+      }
       // Each allocation spans from its producer's nest to the end of the loop body.
       for (int a = static_cast<int>(attached.size()) - 1; a >= 0; --a)
         body = wrap_realize(state, attached[a], tir::seq({nests[a], body}));

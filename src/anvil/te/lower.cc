@@ -125,8 +125,16 @@ void realize(LowerState* state) {
         // loop ranges (the analyzer's constant bound of a size var is its dtype's range).
         PrimExpr simple = state->analyzer.simplify(e);
         std::optional<int64_t> ce = ir::as_const_int(simple);
-        if (!ce)
-          if (auto whole = eval_interval(simple, state->loops)) ce = ir::as_const_int(whole->hi);
+        if (!ce) {
+          // min(64 * b + 63, m - 1) - 64 * b + 1 -> min(64, m - 64 * b): bounded by 64 even
+          // for a symbolic m (the analyzer's constant bound of either side of the min).
+          PrimExpr spread = add_into_min(state->analyzer, simple);
+          if (auto whole = eval_interval(spread, state->loops)) ce = ir::as_const_int(whole->hi);
+          if (ir::is_integer(simple.dtype())) {
+            arith::ConstIntBound b = state->analyzer.const_int_bound(spread);
+            if (b.max > 0 && b.max < (int64_t{1} << 24) && (!ce || b.max < *ce)) ce = b.max;  // not a dtype range
+          }
+        }
         if (ce && (!c || *ce < *c)) c = ce;
       }
       shape.push_back(c && !ir::as_const_int(ext) ? ir::int_imm(*c, ext.dtype()) : ext);

@@ -76,4 +76,19 @@ class IndexSimplifier : public tir::StmtMutator {
 
 tir::Stmt simplify_indices(const tir::Stmt& s) { return IndexSimplifier().mutate_stmt(s); }
 
+// (see lower_state.h)
+PrimExpr add_into_min(const arith::Analyzer& ana, const PrimExpr& e) {
+  auto* add = e.as<ir::AddNode>();
+  auto* sub = e.as<ir::SubNode>();
+  if (!add && !sub) return e;
+  PrimExpr x = add_into_min(ana, add ? add->a() : sub->a());
+  PrimExpr y = add ? add_into_min(ana, add->b()) : sub->b();
+  const ir::MinNode* m = x.as<ir::MinNode>();
+  PrimExpr other = y;
+  if (!m && add) m = y.as<ir::MinNode>(), other = x;
+  if (!m) return e;
+  auto arm = [&](const PrimExpr& a) { return add_into_min(ana, ana.simplify(add ? a + other : a - other)); };
+  return ir::min(arm(m->a()), arm(m->b()));
+}
+
 }  // namespace anvil::te

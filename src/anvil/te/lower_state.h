@@ -65,9 +65,15 @@ struct LowerState {
   std::vector<arith::BindScope> bindings;
 
   StageInfo& info(const Stage& s) { return stages[by_stage.at(s.get())]; }
-  // Loop vars enclosing the attach point of stage i (empty for the root).
+  // Loop vars enclosing the attach point of stage i (empty for the root). For a cooperative
+  // shared stage the enclosing threadIdx loops are left out: its region covers the workgroup.
   std::unordered_set<const ir::VarNode*> enclosing_vars(int i);
 };
+
+// A stage in "shared" scope with a leaf bound to threadIdx.*: the workgroup's invocations load
+// it together, so its region is relaxed over the enclosing thread loops and its nest runs
+// between workgroup barriers (loop_nest.cc).
+bool is_cooperative_shared(const StageNode* st);
 
 // Fills region/extent/root_value/rel/guards of every stage that is computed (consumers first).
 void infer_bounds(LowerState* state);
@@ -77,6 +83,11 @@ tir::Stmt make_stage_nest(LowerState* state, int i);
 // The arith simplifier over loop extents, indices, allocation extents and guards, with loop
 // ranges known (lower_simplify.cc).
 tir::Stmt simplify_indices(const tir::Stmt& s);
+
+// min(x, y) + z -> min(x + z, y + z) (also z + min, min - z), each arm simplified, so that terms
+// a clamped region subtracts again cancel: min(64 * b + 63, m - 1) - 64 * b + 1 ->
+// min(64, m - 64 * b) (lower_simplify.cc). For bounds: sizing allocations, relaxing extents.
+ir::PrimExpr add_into_min(const arith::Analyzer& ana, const ir::PrimExpr& e);
 
 // Wraps body in the Allocate (and alignment attribute) of stage i when it needs one.
 tir::Stmt wrap_realize(LowerState* state, int i, tir::Stmt body);
