@@ -40,8 +40,9 @@ APT_PACKAGES=(
 # Entries are pip-name[:import-name].
 # onnx, onnxruntime: the importer's tests, the conformance runner and the model references.
 PIP_PACKAGES=(numpy nanobind pytest scikit-build-core apache-tvm:tvm tornado onnx onnxruntime rapidocr-onnxruntime:rapidocr_onnxruntime)
-# Opt-in (--bench): openvino, the second peer column of bench/models/bench_models.py.
-BENCH_PIP_PACKAGES=(openvino)
+# Opt-in (--bench): openvino, the second peer column of bench/models/bench_models.py;
+# iree-base-compiler/-runtime (import iree.compiler / iree.runtime): bench/vulkan/matmul_bench.py's peer.
+BENCH_PIP_PACKAGES=(openvino iree-base-compiler:iree.compiler iree-base-runtime:iree.runtime)
 if [ "$BENCH" = 1 ]; then PIP_PACKAGES+=("${BENCH_PIP_PACKAGES[@]}"); fi
 
 missing=()
