@@ -12,6 +12,7 @@
 
 #include "anvil/base/error.h"
 #include "anvil/rpc/cli_options.h"
+#include "anvil/runtime/device_api.h"
 #include "anvil/runtime/module/module.h"
 #include "anvil/runtime/register.h"
 #include "anvil/runtime/threading/thread_pool.h"
@@ -98,6 +99,16 @@ std::vector<NamedTensor> name_outputs(const Value& result, const ModelInfo& info
   return out;
 }
 
+// The device a compiled model keeps its tensors on: that of its target's kind ("llvm ..." -> cpu,
+// "vulkan ..." -> vulkan:0; device_types.def names the target kinds), from the model info.
+Device model_device(const ModelInfo& info) {
+  if (info.json.empty()) return Device::cpu();
+  nlohmann::json j = nlohmann::json::parse(info.json, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("target") || !j["target"].is_string()) return Device::cpu();
+  std::string target = j["target"].get<std::string>();
+  return Device::parse(target.substr(0, target.find(' ')));
+}
+
 int run(const RunFlags& f) {
   if (f.threads > 0) runtime::ThreadPool::global().resize(f.threads);
   std::vector<std::string> notes;
@@ -114,16 +125,25 @@ int run(const RunFlags& f) {
     Module lib = Module::load_from_file(f.library);
     vm::VirtualMachine machine = vm::VirtualMachine::create(lib, {Device::cpu()});
     info = read_model_info(machine);
+    // A model for a GPU target runs there: its VM allocates on the device, inputs go over first,
+    // and each timed run waits for the device's work.
+    Device dev = model_device(info);
+    if (dev.type != kDLCPU) machine = vm::VirtualMachine::create(lib, {dev, Device::cpu()});
     std::vector<NamedTensor> inputs = prepare_inputs(f, info, &notes);
     std::vector<Value> args;
-    for (const NamedTensor& t : inputs) args.push_back(Value(t.tensor));
+    for (const NamedTensor& t : inputs) args.push_back(Value(dev.type == kDLCPU ? t.tensor : t.tensor.copy_to(dev)));
     r.inputs = inputs;
     Function main = machine["main"];
+    auto call = [&] {
+      Value v = main.call(Args(args.data(), args.size()));
+      if (dev.type != kDLCPU) DeviceAPI::get(dev)->sync(dev, nullptr);
+      return v;
+    };
     Value out;
-    for (int i = 0; i < std::max(1, f.warmup); ++i) out = main.call(Args(args.data(), args.size()));
+    for (int i = 0; i < std::max(1, f.warmup); ++i) out = call();
     for (int i = 0; i < f.repeat; ++i) {
       auto t0 = std::chrono::steady_clock::now();
-      out = main.call(Args(args.data(), args.size()));
+      out = call();
       r.latencies_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     r.outputs = name_outputs(out, info);

@@ -160,7 +160,12 @@ void matmul_schedule(te::Schedule& s, const std::vector<te::Tensor>& outs, const
   // The compute reads A and B directly (placeholders or inlined producers).
   std::vector<te::Tensor> operands = c.get()->inputs();
   te::Tensor cl = s.cache_write(c, "local");
-  if (!c.same_as(out)) inline_elementwise_except(s, outs, {});  // the copy stage c too
+  if (!c.same_as(out)) {
+    // The copy out of the accumulator (c's stage after cache_write; c's handle still names the
+    // reduction, so the elementwise walk below would keep it) and the other producers go inline.
+    s[c].compute_inline();
+    inline_elementwise_except(s, outs, {});
+  }
   te::Stage st = s[out];
   if (nd < 2 || c.ndim() != nd) {
     // A matrix-vector product (1-d operand) or an epilogue of another rank: one output per

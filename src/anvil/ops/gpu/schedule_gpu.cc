@@ -36,7 +36,7 @@ ir::PrimExpr product(const std::vector<ir::PrimExpr>& dims, size_t begin, size_t
   return ana.simplify(n);
 }
 
-void bind_threads_exact(te::Stage& st, const te::IterVar& axis, const ir::PrimExpr& extent, const Target& target);
+void bind_threads_exact(te::Stage& st, const te::IterVar& axis, int64_t constant_factor, const Target& target);
 
 // Fuses the first `rank` data-parallel axes of `out` (rank >= 1) into one loop, binds it; the
 // other axes (and reduction axes) stay serial inside; `exact`: without overshoot (see
@@ -47,8 +47,15 @@ te::IterVar bind_leading(te::Schedule& s, const te::Tensor& out, int rank, const
   te::IterVar fused = axes[0];
   for (int i = 1; i < rank; ++i) fused = st.fuse(fused, axes[static_cast<size_t>(i)]);
   ir::PrimExpr extent = product(out.shape(), 0, static_cast<size_t>(rank));
-  if (exact) bind_threads_exact(st, fused, extent, target);
-  else bind_threads(st, fused, extent, target);
+  if (exact) {
+    // The product of the constant dimensions divides the extent even when a dimension is symbolic.
+    int64_t constant_factor = 1;
+    for (int i = 0; i < rank; ++i)
+      if (std::optional<int64_t> d = ir::as_const_int(out.shape()[static_cast<size_t>(i)])) constant_factor *= *d;
+    bind_threads_exact(st, fused, constant_factor, target);
+  } else {
+    bind_threads(st, fused, extent, target);
+  }
   // The innermost leaf bound to threadIdx.x is the attach point (bind_threads leaves it last
   // among the bound axes).
   for (const te::IterVar& iv : st.leaf_iter_vars()) {
@@ -59,16 +66,16 @@ te::IterVar bind_leading(te::Schedule& s, const te::Tensor& out, int rank, const
 }
 
 // Binds without overshooting the extent (no guard, so stages computed at the invocation get
-// constant regions even for symbolic extents): a constant extent split by its largest divisor
-// not above the thread count; a symbolic one one invocation per workgroup (blockIdx.x = extent).
-void bind_threads_exact(te::Stage& st, const te::IterVar& axis, const ir::PrimExpr& extent, const Target& target) {
+// constant regions even for symbolic extents): split by the largest divisor of the extent's
+// constant factor (the product of its constant dimensions) not above the thread count, so a
+// symbolic batch keeps full workgroups (n x 64 x 112 x 112 outputs: 128 invocations each).
+void bind_threads_exact(te::Stage& st, const te::IterVar& axis, int64_t constant_factor, const Target& target) {
   int64_t threads = 1;
-  if (std::optional<int64_t> n = ir::as_const_int(extent))
-    for (int64_t t = std::min(gpu_threads(target), *n); t >= 1; --t)
-      if (*n % t == 0) {
-        threads = t;
-        break;
-      }
+  for (int64_t t = std::min(gpu_threads(target), constant_factor); t >= 1; --t)
+    if (constant_factor % t == 0) {
+      threads = t;
+      break;
+    }
   auto [bx, tx] = st.split(axis, ir::PrimExpr(static_cast<int>(threads)));
   st.bind(bx, "blockIdx.x");
   st.bind(tx, "threadIdx.x");
