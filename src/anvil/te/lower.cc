@@ -130,7 +130,10 @@ void realize(LowerState* state) {
           // for a symbolic m (the analyzer's constant bound of either side of the min).
           PrimExpr spread = add_into_min(state->analyzer, simple);
           if (auto whole = eval_interval(spread, state->loops)) ce = ir::as_const_int(whole->hi);
-          if (ir::is_integer(simple.dtype())) {
+          // Only for GPU scopes ("shared", "local"), which must have a constant size: the
+          // analyzer's bound holds inside the attach loops, not for a global buffer allocated
+          // outside them (a causal attention's matmul got a size too small that way).
+          if (info.stage->scope != "global" && ir::is_integer(simple.dtype())) {
             arith::ConstIntBound b = state->analyzer.const_int_bound(spread);
             if (b.max > 0 && b.max < (int64_t{1} << 24) && (!ce || b.max < *ce)) ce = b.max;  // not a dtype range
           }
