@@ -52,9 +52,11 @@ if ninja -C build-san; then
   # The Vulkan loader and its driver (lavapipe) are unloaded before LeakSanitizer looks, so their
   # process-lifetime allocations would come from an "<unknown module>" no suppression can name:
   # preloaded, they stay mapped and tests/lsan_suppressions.txt matches them by library.
-  vulkan_preload=$(ldconfig -p | awk '/libvulkan\.so\.1 |libvulkan_lvp\.so / {print $NF}' | sort -u | tr '\n' ' ')
-  LD_PRELOAD="$vulkan_preload" ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions="$PWD/tests/lsan_suppressions.txt" \
-    UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-san --output-on-failure -j2 || failed+=("sanitizer ctest")
+  # The fuzzers get the same environment: the RPC packet fuzzer reaches the Vulkan device API too.
+  LD_PRELOAD=$(ldconfig -p | awk '/libvulkan\.so\.1 |libvulkan_lvp\.so / {print $NF}' | sort -u | tr '\n' ' ')
+  export LD_PRELOAD ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions="$PWD/tests/lsan_suppressions.txt" \
+    UBSAN_OPTIONS=print_stacktrace=1
+  ctest --test-dir build-san --output-on-failure -j2 || failed+=("sanitizer ctest")
   step "fuzzing (${FUZZ_SECONDS}s per target)"
   for fuzzer in build-san/bin/fuzz_*; do
     name=$(basename "$fuzzer")

@@ -17,7 +17,8 @@ for file in "$@"; do
     continue
   fi
   # ldd resolves the whole tree of NEEDED entries (through RPATH/RUNPATH), not only the direct ones.
-  if ! tree=$(ldd "$file" 2>&1); then
+  # LD_PRELOAD is the caller's (the sanitizer stage preloads the Vulkan driver), not the file's.
+  if ! tree=$(env -u LD_PRELOAD ldd "$file" 2>&1); then
     echo "error: ldd $file failed: $tree" >&2
     status=1
     continue
